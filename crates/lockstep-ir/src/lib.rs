@@ -1,0 +1,308 @@
+//! The language-neutral kernel IR.
+//!
+//! A [`Module`] holds module-level allocations ([`Global`]) and functions.
+//! A [`Function`] is a CFG of [`Block`]s in SSA form; every instruction is a
+//! [`Value`] (index into `Function::insts`). The IR is scalar: front ends split
+//! vectors and structs into scalars, and memory is addressed in scalar cells.
+
+mod display;
+mod inline;
+mod ops;
+mod types;
+mod verify;
+
+pub use inline::inline_calls;
+pub use ops::*;
+pub use types::*;
+pub use verify::verify;
+
+use lockstep_source::Span;
+
+macro_rules! id {
+    ($name:ident) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+id!(Value);
+id!(BlockId);
+id!(FuncId);
+id!(GlobalId);
+id!(LocalId);
+
+/// What kind of module-level allocation a [`Global`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GlobalKind {
+    /// `groupshared`, `__shared__`, `__local`, `var<workgroup>`.
+    GroupShared,
+    /// `extern __shared__ T s[]`: all dynamic shared memory is one allocation.
+    DynamicShared,
+    /// A read-write buffer or texture (UAV, global array).
+    Uav,
+    /// A read-only buffer or texture (SRV).
+    ReadOnly,
+    /// A field of a constant buffer, or a `__constant__` variable.
+    Constant,
+    /// A `__device__` variable.
+    DeviceVar,
+}
+
+/// A module-level allocation, addressed in cells of `elem`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Global {
+    pub name: String,
+    pub kind: GlobalKind,
+    pub space: MemSpace,
+    pub elem: Type,
+    /// Array dimensions as declared (`tile[16][16]` → [16, 16]); empty for scalars.
+    pub dims: Vec<u64>,
+    /// Cells per array element (4 for `float4`, the field count for structs).
+    pub cells_per_elem: u32,
+    /// Total cells, when known.
+    pub len: Option<u64>,
+    /// `globallycoherent` / `volatile`: writes are visible device-wide.
+    pub coherent: bool,
+    /// Initial cell values (constants, `static const` tables).
+    pub init: Vec<Const>,
+    pub span: Span,
+}
+
+impl Global {
+    /// Writes a cell index as the source would: `tile[2][3]`, `pos[5].y`.
+    pub fn describe_cell(&self, cell: u64) -> String {
+        let per = self.cells_per_elem.max(1) as u64;
+        let (mut elem, comp) = (cell / per, cell % per);
+        let mut idx = Vec::new();
+        for &d in self.dims.iter().rev() {
+            if d == 0 {
+                idx.push(elem);
+                elem = 0;
+            } else {
+                idx.push(elem % d);
+                elem /= d;
+            }
+        }
+        idx.reverse();
+        let mut s = self.name.clone();
+        if self.dims.is_empty() && elem > 0 {
+            s.push_str(&format!("[{elem}]"));
+        }
+        for i in idx {
+            s.push_str(&format!("[{i}]"));
+        }
+        if per > 1 {
+            if per <= 4 {
+                s.push('.');
+                s.push(['x', 'y', 'z', 'w'][comp as usize]);
+            } else {
+                s.push_str(&format!("+{comp}"));
+            }
+        }
+        s
+    }
+}
+
+/// A private (per-thread) array of a function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub elem: Type,
+    pub len: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+    pub span: Span,
+}
+
+/// Facts about a kernel entry point.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EntryInfo {
+    /// Threads per group, when the source says (`[numthreads]`, `__launch_bounds__` gives only a bound).
+    pub group_size: Option<[u32; 3]>,
+    /// An upper bound on threads per group (`__launch_bounds__`).
+    pub max_threads: Option<u32>,
+    /// Required wave size (`[WaveSize(n)]`).
+    pub wave_size: Option<u32>,
+}
+
+/// A call site a function body was inlined through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlineSite {
+    pub callee: String,
+    pub call_span: Span,
+    pub parent: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Type,
+    /// Block 0 is the entry.
+    pub blocks: Vec<Block>,
+    pub insts: Vec<Inst>,
+    pub locals: Vec<Local>,
+    /// Set for kernel entry points.
+    pub entry: Option<EntryInfo>,
+    pub span: Span,
+    pub inline_sites: Vec<InlineSite>,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>, span: Span) -> Function {
+        Function {
+            name: name.into(),
+            params: Vec::new(),
+            ret: Type::Void,
+            blocks: Vec::new(),
+            insts: Vec::new(),
+            locals: Vec::new(),
+            entry: None,
+            span,
+            inline_sites: Vec::new(),
+        }
+    }
+
+    pub fn inst(&self, v: Value) -> &Inst {
+        &self.insts[v.index()]
+    }
+    pub fn inst_mut(&mut self, v: Value) -> &mut Inst {
+        &mut self.insts[v.index()]
+    }
+    pub fn block(&self, b: BlockId) -> &Block {
+        &self.blocks[b.index()]
+    }
+    pub fn block_mut(&mut self, b: BlockId) -> &mut Block {
+        &mut self.blocks[b.index()]
+    }
+    pub fn block_ids(&self) -> impl Iterator<Item = BlockId> {
+        (0..self.blocks.len() as u32).map(BlockId)
+    }
+
+    /// Appends a new empty block ending in `unreachable`.
+    pub fn add_block(&mut self, span: Span) -> BlockId {
+        self.blocks.push(Block {
+            insts: Vec::new(),
+            term: Terminator::Unreachable,
+            term_span: span,
+            exit: None,
+            cond_span: None,
+        });
+        BlockId(self.blocks.len() as u32 - 1)
+    }
+
+    /// Creates an instruction without placing it in a block.
+    pub fn add_inst(&mut self, op: Op, ty: Type, span: Span) -> Value {
+        self.insts.push(Inst { op, ty, span, name: None, inlined_at: None });
+        Value(self.insts.len() as u32 - 1)
+    }
+
+    /// Creates an instruction at the end of `block`.
+    pub fn push(&mut self, block: BlockId, op: Op, ty: Type, span: Span) -> Value {
+        let v = self.add_inst(op, ty, span);
+        self.blocks[block.index()].insts.push(v);
+        v
+    }
+
+    pub fn set_term(&mut self, block: BlockId, term: Terminator, span: Span) {
+        let b = &mut self.blocks[block.index()];
+        b.term = term;
+        b.term_span = span;
+    }
+
+    /// Predecessors of every block, in a stable order.
+    pub fn predecessors(&self) -> Vec<Vec<BlockId>> {
+        let mut preds = vec![Vec::new(); self.blocks.len()];
+        for b in self.block_ids() {
+            for s in self.block(b).term.successors() {
+                if !preds[s.index()].contains(&b) {
+                    preds[s.index()].push(b);
+                }
+            }
+        }
+        preds
+    }
+
+    /// The block each instruction is placed in (None for unplaced ones).
+    pub fn inst_blocks(&self) -> Vec<Option<BlockId>> {
+        let mut at = vec![None; self.insts.len()];
+        for b in self.block_ids() {
+            for &v in &self.block(b).insts {
+                at[v.index()] = Some(b);
+            }
+        }
+        at
+    }
+
+    /// The constant an instruction computes, if it is a literal.
+    pub fn as_const(&self, v: Value) -> Option<&Const> {
+        match &self.inst(v).op {
+            Op::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Integer constant value, sign-extended for signed types.
+    pub fn as_int(&self, v: Value) -> Option<i64> {
+        match self.as_const(v)? {
+            Const::Int(bits) => Some(match self.inst(v).ty {
+                Type::I32 => *bits as u32 as i32 as i64,
+                Type::U32 => *bits as u32 as i64,
+                _ => *bits as i64,
+            }),
+            Const::Bool(b) => Some(*b as i64),
+            Const::Float(_) => None,
+        }
+    }
+
+    /// The chain of call sites an instruction was inlined through, innermost first.
+    pub fn inline_chain(&self, v: Value) -> Vec<&InlineSite> {
+        let mut out = Vec::new();
+        let mut next = self.inst(v).inlined_at;
+        while let Some(i) = next {
+            let site = &self.inline_sites[i as usize];
+            out.push(site);
+            next = site.parent;
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub globals: Vec<Global>,
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    pub fn global(&self, g: GlobalId) -> &Global {
+        &self.globals[g.index()]
+    }
+    pub fn function(&self, f: FuncId) -> &Function {
+        &self.functions[f.index()]
+    }
+    pub fn add_global(&mut self, g: Global) -> GlobalId {
+        self.globals.push(g);
+        GlobalId(self.globals.len() as u32 - 1)
+    }
+    pub fn add_function(&mut self, f: Function) -> FuncId {
+        self.functions.push(f);
+        FuncId(self.functions.len() as u32 - 1)
+    }
+    pub fn find_function(&self, name: &str) -> Option<FuncId> {
+        self.functions.iter().position(|f| f.name == name).map(|i| FuncId(i as u32))
+    }
+    /// Kernel entry points.
+    pub fn entries(&self) -> impl Iterator<Item = FuncId> + '_ {
+        self.functions.iter().enumerate().filter(|(_, f)| f.entry.is_some()).map(|(i, _)| FuncId(i as u32))
+    }
+}
