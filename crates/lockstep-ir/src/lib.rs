@@ -5,12 +5,14 @@
 //! [`Value`] (index into `Function::insts`). The IR is scalar: front ends split
 //! vectors and structs into scalars, and memory is addressed in scalar cells.
 
+mod cleanup;
 mod display;
 mod inline;
 mod ops;
 mod types;
 mod verify;
 
+pub use display::function_to_string;
 pub use inline::inline_calls;
 pub use ops::*;
 pub use types::*;

@@ -1,0 +1,1518 @@
+//! Expressions: values, places (assignable locations), calls and intrinsics.
+
+use crate::dialect::{flag_barrier, BuiltinVar, ResourceKind};
+use crate::module::{parse_int_literal, GlobalBinding, MAX_NESTING};
+use crate::srctype::{parse_numeric, SrcType};
+use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Place, RV};
+use lockstep_diag::{Diagnostic, Severity};
+use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
+use lockstep_source::Span;
+use lockstep_syntax::Node;
+
+/// The common type of a binary arithmetic operation (usual arithmetic conversions, simplified).
+fn arith_type(a: Type, b: Type) -> Type {
+    let rank = |t: Type| match t {
+        Type::F64 => 9,
+        Type::F32 => 8,
+        Type::F16 => 7,
+        Type::U64 => 6,
+        Type::I64 => 5,
+        Type::U32 => 4,
+        Type::Ptr(_) => 10,
+        _ => 3,
+    };
+    let t = if rank(a) >= rank(b) { a } else { b };
+    if t == Type::Bool {
+        Type::I32
+    } else {
+        t
+    }
+}
+
+const SWIZZLE_SETS: [&str; 2] = ["xyzw", "rgba"];
+
+fn swizzle(field: &str, width: u32) -> Option<Vec<u32>> {
+    for set in SWIZZLE_SETS {
+        let idx: Option<Vec<u32>> = field.chars().map(|c| set.find(c).map(|i| i as u32)).collect();
+        if let Some(idx) = idx {
+            if !idx.is_empty() && idx.len() <= 4 && idx.iter().all(|&i| i < width.max(1)) {
+                return Some(idx);
+            }
+        }
+    }
+    None
+}
+
+impl<'c, 't> FnLowerer<'c, 't> {
+    pub fn undef(&mut self, ty: Type, span: Span) -> RV {
+        let v = self.emit(Op::Undef, ty, span);
+        RV { vals: vec![v], ty: SrcType::Scalar(ty) }
+    }
+
+    fn scalar(&self, v: Value) -> RV {
+        RV { vals: vec![v], ty: SrcType::Scalar(self.f.inst(v).ty) }
+    }
+
+    pub fn convert(&mut self, v: Value, to: Type, span: Span) -> Value {
+        let from = self.f.inst(v).ty;
+        if from == to || matches!((from, to), (Type::Ptr(_), Type::Ptr(_))) {
+            return v;
+        }
+        if to == Type::Bool {
+            return self.to_bool(v, span);
+        }
+        // Fold literal conversions so constants stay constants for the analyses.
+        if let Some(c) = self.f.as_const(v).cloned() {
+            let folded = match (c, to.is_float()) {
+                (Const::Int(_), false) | (Const::Bool(_), false) => self.f.as_int(v).map(|i| Const::Int(i as u64)),
+                (Const::Int(_), true) => self.f.as_int(v).map(|i| Const::Float(i as f64)),
+                (Const::Float(x), true) => Some(Const::Float(x)),
+                (Const::Float(x), false) => Some(Const::Int(x as i64 as u64)),
+                (Const::Bool(b), true) => Some(Const::Float(b as u8 as f64)),
+            };
+            if let Some(c) = folded {
+                return self.konst(to, c, span);
+            }
+        }
+        self.emit(Op::Convert(v), to, span)
+    }
+
+    /// Converts every component of `rv` to the layout of `ty` (broadcasting scalars).
+    pub fn convert_to(&mut self, rv: &RV, ty: &SrcType, span: Span) -> Vec<Value> {
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        if matches!(ty, SrcType::Pointer(..)) || matches!(rv.ty, SrcType::Pointer(..)) {
+            return rv.vals.clone();
+        }
+        let n = types.len();
+        let mut out = Vec::with_capacity(n);
+        for (i, &t) in types.iter().enumerate() {
+            let src = if rv.vals.len() == 1 { rv.vals.first() } else { rv.vals.get(i) };
+            let v = match src {
+                Some(&v) => self.convert(v, t, span),
+                None => self.emit(Op::Undef, t, span),
+            };
+            out.push(v);
+        }
+        out
+    }
+
+    pub fn assign(&mut self, place: &Place, rv: &RV, span: Span, name: Option<&str>) {
+        let ty = match place {
+            Place::Vars { ty, .. } | Place::Mem { ty, .. } => ty.clone(),
+        };
+        let vals = self.convert_to(rv, &ty, span);
+        match place {
+            Place::Vars { vars, .. } => {
+                for (v, x) in vars.iter().zip(vals) {
+                    self.ssa.write(*v, self.cur, x);
+                    if let Some(n) = name {
+                        self.f.inst_mut(x).name.get_or_insert_with(|| n.to_string());
+                    }
+                }
+            }
+            Place::Mem { space, root, base, offsets, .. } => {
+                for (off, x) in offsets.clone().into_iter().zip(vals) {
+                    let idx = self.offset(*base, off, span);
+                    self.emit(Op::Store(mem_ref(*space, *root, idx), x), Type::Void, span);
+                }
+            }
+        }
+    }
+
+    fn offset(&mut self, base: Value, off: u32, span: Span) -> Value {
+        if off == 0 {
+            return base;
+        }
+        let t = self.f.inst(base).ty;
+        if let Some(b) = self.f.as_int(base) {
+            return self.int(t, b + off as i64, span);
+        }
+        let k = self.int(t, off as i64, span);
+        self.emit(Op::Binary(BinOp::Add, base, k), t, span)
+    }
+
+    pub fn read_place(&mut self, place: &Place, span: Span) -> RV {
+        match place {
+            Place::Vars { vars, ty } => {
+                let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, self.cur, span)).collect();
+                RV { vals, ty: ty.clone() }
+            }
+            Place::Mem { space, root, base, offsets, ty } => {
+                let mut types = Vec::new();
+                ty.scalar_types(&self.cx.structs, &mut types);
+                let mut vals = Vec::with_capacity(offsets.len());
+                for (i, off) in offsets.clone().into_iter().enumerate() {
+                    let idx = self.offset(*base, off, span);
+                    let t = types.get(i).copied().unwrap_or(Type::F32);
+                    vals.push(self.emit(Op::Load(mem_ref(*space, *root, idx)), t, span));
+                }
+                RV { vals, ty: ty.clone() }
+            }
+        }
+    }
+
+    // ----- expressions -----
+
+    pub fn expr(&mut self, n: Node<'t>) -> RV {
+        self.depth += 1;
+        let span = self.span(n);
+        let rv = if self.depth > MAX_NESTING {
+            if self.depth == MAX_NESTING + 1 {
+                self.cx.diags.push(
+                    Diagnostic::new("nesting-too-deep", Severity::Warning, span, "expression nested too deeply; skipped")
+                        .with_primary_label("lockstep stops descending here")
+                        .with_note(format!("nesting beyond {MAX_NESTING} levels is not analysed")),
+                );
+            }
+            self.undef(Type::I32, span)
+        } else {
+            self.expr_inner(n, span)
+        };
+        self.depth -= 1;
+        rv
+    }
+
+    fn expr_inner(&mut self, n: Node<'t>, span: Span) -> RV {
+        match n.kind() {
+            "number_literal" => self.number(n, span),
+            "true" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(true), span)], ty: SrcType::Scalar(Type::Bool) },
+            "false" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(false), span)], ty: SrcType::Scalar(Type::Bool) },
+            "char_literal" => {
+                let c = self.cx.text(n).trim_matches('\'').chars().next().unwrap_or('\0');
+                let v = self.int(Type::I32, c as i64, span);
+                self.scalar(v)
+            }
+            "null" | "nullptr" => {
+                let v = self.int(Type::I32, 0, span);
+                self.scalar(v)
+            }
+            "string_literal" | "concatenated_string" => self.undef(Type::I32, span),
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(e) => self.expr(e),
+                None => self.undef(Type::I32, span),
+            },
+            "comma_expression" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    self.expr(l);
+                }
+                match n.child_by_field_name("right") {
+                    Some(r) => self.expr(r),
+                    None => self.undef(Type::I32, span),
+                }
+            }
+            "identifier" => self.identifier(n, span),
+            "qualified_identifier" => match n.child_by_field_name("name") {
+                Some(name) => self.expr(name),
+                None => self.undef(Type::I32, span),
+            },
+            "field_expression" => self.field_expr(n, span),
+            "subscript_expression" | "pointer_expression" => {
+                if n.kind() == "pointer_expression" && self.cx.text(n).trim_start().starts_with('&') {
+                    return self.address_of(n, span);
+                }
+                match self.place(n) {
+                    Some(p) => self.read_place(&p, span),
+                    None => self.undef(Type::I32, span),
+                }
+            }
+            "assignment_expression" => self.assignment(n, span),
+            "update_expression" => self.update(n, span),
+            "unary_expression" => self.unary(n, span),
+            "binary_expression" => self.binary(n, span),
+            "conditional_expression" => self.conditional(n, span),
+            "cast_expression" => {
+                let ty = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
+                let Some(v) = n.child_by_field_name("value") else { return self.undef(Type::I32, span) };
+                let rv = self.expr(v);
+                match ty {
+                    Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..))) => {
+                        let vals = self.convert_to(&rv, &ty, span);
+                        RV { vals, ty }
+                    }
+                    Some(SrcType::Pointer(elem, _)) => RV { ty: SrcType::Pointer(elem, pointer_space(&rv.ty)), vals: rv.vals },
+                    _ => rv,
+                }
+            }
+            "sizeof_expression" => {
+                let v = self.int(Type::U32, 4, span);
+                self.scalar(v)
+            }
+            "call_expression" => self.call(n, span),
+            "initializer_list" => {
+                let mut vals = Vec::new();
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).collect();
+                for k in kids {
+                    vals.extend(self.expr(k).vals);
+                }
+                let t = vals.first().map(|&v| self.f.inst(v).ty).unwrap_or(Type::I32);
+                let len = vals.len() as u32;
+                RV { vals, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len.min(4)) } }
+            }
+            "compound_literal_expression" => {
+                let ty = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
+                match (ty, n.child_by_field_name("value")) {
+                    (Some(ty), Some(v)) => {
+                        let rv = self.expr(v);
+                        let vals = self.convert_to(&rv, &ty, span);
+                        RV { vals, ty }
+                    }
+                    _ => self.undef(Type::I32, span),
+                }
+            }
+            "lambda_expression" | "new_expression" | "delete_expression" | "throw_expression" => {
+                self.diag("unsupported", n, format!("`{}` is not analysed", n.kind().replace('_', " ")));
+                self.undef(Type::I32, span)
+            }
+            _ => {
+                // Unknown shapes (grammar forks, error recovery): evaluate children for their effects.
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).collect();
+                let mut last = None;
+                for k in kids {
+                    last = Some(self.expr(k));
+                }
+                last.unwrap_or_else(|| self.undef(Type::I32, span))
+            }
+        }
+    }
+
+    fn number(&mut self, n: Node<'t>, span: Span) -> RV {
+        let text = self.cx.text(n).trim();
+        let lower = text.to_ascii_lowercase();
+        let is_hex = lower.starts_with("0x");
+        let is_float = !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f') || lower.ends_with('h'));
+        if is_float {
+            let digits = lower.trim_end_matches(['f', 'h', 'l']);
+            let x: f64 = digits.parse().unwrap_or(0.0);
+            let t = if lower.ends_with('f') {
+                Type::F32
+            } else if lower.ends_with('h') {
+                Type::F16
+            } else if lower.ends_with('l') || self.cx.d.float_literal_is_double {
+                Type::F64
+            } else {
+                Type::F32
+            };
+            let v = self.konst(t, Const::Float(x), span);
+            return self.scalar(v);
+        }
+        let (value, unsigned) = parse_int_literal(text).unwrap_or((0, false));
+        let long = lower.trim_end_matches('u').ends_with("ll") || value > u32::MAX as u64;
+        let t = match (unsigned, long) {
+            (true, true) => Type::U64,
+            (false, true) => Type::I64,
+            (true, false) => Type::U32,
+            (false, false) if value > i32::MAX as u64 => Type::U32,
+            _ => Type::I32,
+        };
+        let v = self.konst(t, Const::Int(value), span);
+        self.scalar(v)
+    }
+
+    fn identifier(&mut self, n: Node<'t>, span: Span) -> RV {
+        let name = self.cx.text(n);
+        if let Some(b) = self.lookup(name).cloned() {
+            return match b {
+                Binding::Place(p) => self.read_place(&p, span),
+                Binding::Sync(s) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s) },
+            };
+        }
+        if let Some(bv) = self.cx.d.builtin_var(name) {
+            return match bv {
+                BuiltinVar::Const(k) => {
+                    let v = self.int(Type::U32, k as i64, span);
+                    self.scalar(v)
+                }
+                BuiltinVar::Vec3(make) => {
+                    let vals = (0..3).map(|a| self.builtin(make(a), span)).collect();
+                    RV { vals, ty: SrcType::Vector(Type::U32, 3) }
+                }
+            };
+        }
+        match global_binding(self.cx, name) {
+            Some(GlobalBinding::Int(v, t)) => {
+                let x = self.int(t, v, span);
+                self.scalar(x)
+            }
+            Some(GlobalBinding::Mem { global, ty }) => {
+                let space = self.cx.module.global(global).space;
+                let p = self.global_place(global, &ty, space, span);
+                if let SrcType::Array(elem, _) = &ty {
+                    // Arrays used as values decay to a pointer to their first element.
+                    let zero = self.int(Type::U32, 0, span);
+                    let ptr = self.emit(Op::AddrOf(Root::Global(global), zero), Type::Ptr(space), span);
+                    return RV { vals: vec![ptr], ty: SrcType::Pointer(elem.clone(), space) };
+                }
+                self.read_place(&p, span)
+            }
+            Some(GlobalBinding::Resource { .. }) => RV { vals: Vec::new(), ty: SrcType::Void },
+            None => {
+                if let Some((_, v)) = crate::dialect::BARRIER_FLAG_NAMES.iter().find(|(n2, _)| *n2 == name) {
+                    let x = self.int(Type::U32, *v as i64, span);
+                    return self.scalar(x);
+                }
+                // Unknown names (e.g. from a missing include) are opaque, uniform values.
+                self.undef(Type::I32, span)
+            }
+        }
+    }
+
+    fn field_expr(&mut self, n: Node<'t>, span: Span) -> RV {
+        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        let Some(field) = n.child_by_field_name("field") else { return self.undef(Type::I32, span) };
+        let fname = self.cx.text(field);
+        // threadIdx.x and friends.
+        if arg.kind() == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
+            if let Some(BuiltinVar::Vec3(make)) = self.cx.d.builtin_var(self.cx.text(arg)) {
+                if let Some(idx) = swizzle(fname, 3) {
+                    let vals: Vec<Value> = idx.iter().map(|&a| self.builtin(make(a as u8), span)).collect();
+                    let len = vals.len() as u32;
+                    return RV { vals, ty: if len == 1 { SrcType::Scalar(Type::U32) } else { SrcType::Vector(Type::U32, len) } };
+                }
+            }
+        }
+        match self.place(n) {
+            Some(p) => self.read_place(&p, span),
+            None => {
+                // A field of a value (e.g. a call result): select components.
+                let rv = self.expr(arg);
+                self.select_field(rv, fname, span)
+            }
+        }
+    }
+
+    fn select_field(&mut self, rv: RV, fname: &str, span: Span) -> RV {
+        let width = rv.vals.len() as u32;
+        if let SrcType::Struct(si) = &rv.ty {
+            if let Some((offs, fty)) = self.field_layout(*si, fname) {
+                let vals = offs.iter().filter_map(|&o| rv.vals.get(o as usize).copied()).collect();
+                return RV { vals, ty: fty };
+            }
+        }
+        match swizzle(fname, width) {
+            Some(idx) => {
+                let vals: Vec<Value> = idx.iter().filter_map(|&i| rv.vals.get(i as usize).copied()).collect();
+                let t = rv.ty.scalar(&self.cx.structs);
+                let len = vals.len() as u32;
+                RV { vals, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } }
+            }
+            None => self.undef(Type::I32, span),
+        }
+    }
+
+    /// Cell offsets and type of a struct field.
+    fn field_layout(&self, si: usize, fname: &str) -> Option<(Vec<u32>, SrcType)> {
+        let s = self.cx.structs.get(si)?;
+        let mut at = 0u64;
+        for (name, ty) in &s.fields {
+            let cells = ty.cells(&self.cx.structs);
+            if name == fname {
+                return Some(((at..at + cells).map(|c| c as u32).collect(), ty.clone()));
+            }
+            at += cells;
+        }
+        None
+    }
+
+    /// The assignable location an expression denotes, if any.
+    pub fn place(&mut self, n: Node<'t>) -> Option<Place> {
+        let span = self.span(n);
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            self.depth -= 1;
+            return None;
+        }
+        let p = self.place_inner(n, span);
+        self.depth -= 1;
+        p
+    }
+
+    fn place_inner(&mut self, n: Node<'t>, span: Span) -> Option<Place> {
+        match n.kind() {
+            "parenthesized_expression" => self.place(n.named_child(0)?),
+            "identifier" => {
+                let name = self.cx.text(n);
+                if let Some(Binding::Place(p)) = self.lookup(name).cloned() {
+                    return Some(p);
+                }
+                match global_binding(self.cx, name)? {
+                    GlobalBinding::Mem { global, ty } => {
+                        let space = self.cx.module.global(global).space;
+                        Some(self.global_place(global, &ty, space, span))
+                    }
+                    _ => None,
+                }
+            }
+            "qualified_identifier" => self.place(n.child_by_field_name("name")?),
+            "field_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                let fname = self.cx.text(n.child_by_field_name("field")?);
+                let arrow = n.child_by_field_name("operator").map(|o| self.cx.text(o) == "->").unwrap_or(false);
+                // ConstantBuffer<T> cb; cb.field
+                if let Some(GlobalBinding::Resource { global, kind: ResourceKind::ConstantBuffer, elem, .. }) =
+                    (arg.kind() == "identifier").then(|| global_binding(self.cx, self.cx.text(arg))).flatten()
+                {
+                    let space = MemSpace::Constant;
+                    let base = self.global_place(global, &elem, space, span);
+                    return self.sub_place(base, fname, span);
+                }
+                let base = if arrow { self.deref(arg, span)? } else { self.place(arg)? };
+                self.sub_place(base, fname, span)
+            }
+            "subscript_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                let index_node = n.child_by_field_name("index").or_else(|| {
+                    let idx = n.child_by_field_name("indices")?;
+                    idx.named_child(0)
+                })?;
+                // Resources: buf[i], tex[uint2(x, y)].
+                if arg.kind() == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
+                    if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(arg)) {
+                        let idx = self.expr(index_node);
+                        return Some(self.resource_element(global, kind, &elem, writable, &idx, span));
+                    }
+                }
+                let idx_rv = self.expr(index_node);
+                let idx = match idx_rv.vals.first() {
+                    Some(&v) => self.index_value(v, span),
+                    None => self.int(Type::U32, 0, span),
+                };
+                let base = match self.place(arg) {
+                    Some(p @ Place::Vars { ty: SrcType::Pointer(..), .. }) => {
+                        let prv = self.read_place(&p, span);
+                        return self.pointer_index(prv, idx, span);
+                    }
+                    Some(p) => p,
+                    None => {
+                        let prv = self.expr(arg);
+                        return self.pointer_index(prv, idx, span);
+                    }
+                };
+                self.index_place(base, idx, span)
+            }
+            "pointer_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                if self.cx.text(n).trim_start().starts_with('*') {
+                    self.deref(arg, span)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `p[i]` on a pointer value.
+    fn pointer_index(&mut self, prv: RV, idx: Value, span: Span) -> Option<Place> {
+        let SrcType::Pointer(elem, sp) = prv.ty else { return None };
+        let p = *prv.vals.first()?;
+        Some(self.pointer_place(p, &elem, sp, Some(idx), span))
+    }
+
+    fn index_value(&mut self, v: Value, span: Span) -> Value {
+        match self.f.inst(v).ty {
+            Type::I32 | Type::U32 => v,
+            Type::I64 | Type::U64 => self.convert(v, Type::I32, span),
+            _ => self.convert(v, Type::U32, span),
+        }
+    }
+
+    fn index_place(&mut self, base: Place, idx: Value, span: Span) -> Option<Place> {
+        match base {
+            Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. } => {
+                let cells = elem.cells(&self.cx.structs).max(1);
+                let t = self.f.inst(idx).ty;
+                let scaled = if cells == 1 {
+                    idx
+                } else if let Some(i) = self.f.as_int(idx) {
+                    self.int(t, i * cells as i64, span)
+                } else {
+                    let k = self.int(t, cells as i64, span);
+                    self.emit(Op::Binary(BinOp::Mul, idx, k), t, span)
+                };
+                let idx = self.add_index(base, scaled, span);
+                let offsets = (0..cells.min(1 << 16) as u32).collect();
+                Some(Place::Mem { space, root, base: idx, offsets, ty: *elem })
+            }
+            Place::Mem { space, root, base, offsets, ty: ty @ (SrcType::Vector(..) | SrcType::Matrix(..)) } => {
+                // v[i] on a vector in memory: constant component only.
+                let k = self.f.as_int(idx).unwrap_or(0).max(0) as usize;
+                let off = *offsets.get(k).unwrap_or(&0);
+                Some(Place::Mem { space, root, base, offsets: vec![off], ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+            }
+            Place::Vars { vars, ty } => {
+                // Constant index into a register vector.
+                let k = self.f.as_int(idx)?.max(0) as usize;
+                let t = ty.scalar(&self.cx.structs);
+                let v = *vars.get(k)?;
+                Some(Place::Vars { vars: vec![v], ty: SrcType::Scalar(t) })
+            }
+            Place::Mem { space, root, base, ty, .. } => {
+                // Indexing a non-array in memory (a pointer's pointee): element stride.
+                let cells = ty.cells(&self.cx.structs).max(1);
+                let t = self.f.inst(idx).ty;
+                let k = self.int(t, cells as i64, span);
+                let scaled = if cells == 1 { idx } else { self.emit(Op::Binary(BinOp::Mul, idx, k), t, span) };
+                let idx = self.add_index(base, scaled, span);
+                let offsets = (0..cells.min(1 << 16) as u32).collect();
+                Some(Place::Mem { space, root, base: idx, offsets, ty })
+            }
+        }
+    }
+
+    fn add_index(&mut self, base: Value, add: Value, span: Span) -> Value {
+        if self.f.as_int(base) == Some(0) {
+            return add;
+        }
+        let t = self.f.inst(base).ty;
+        let add = self.convert(add, t, span);
+        if self.f.as_int(add) == Some(0) {
+            return base;
+        }
+        self.emit(Op::Binary(BinOp::Add, base, add), t, span)
+    }
+
+    fn sub_place(&mut self, base: Place, fname: &str, span: Span) -> Option<Place> {
+        let _ = span;
+        match base {
+            Place::Vars { vars, ty } => {
+                if let SrcType::Struct(si) = ty {
+                    let (offs, fty) = self.field_layout(si, fname)?;
+                    return Some(Place::Vars { vars: offs.iter().filter_map(|&o| vars.get(o as usize).copied()).collect(), ty: fty });
+                }
+                let idx = swizzle(fname, vars.len() as u32)?;
+                let t = ty.scalar(&self.cx.structs);
+                let sel: Vec<_> = idx.iter().filter_map(|&i| vars.get(i as usize).copied()).collect();
+                let len = sel.len() as u32;
+                Some(Place::Vars { vars: sel, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } })
+            }
+            Place::Mem { space, root, base, offsets, ty } => {
+                if let SrcType::Struct(si) = ty {
+                    let (offs, fty) = self.field_layout(si, fname)?;
+                    let sel = offs.iter().filter_map(|&o| offsets.get(o as usize).copied()).collect();
+                    return Some(Place::Mem { space, root, base, offsets: sel, ty: fty });
+                }
+                let idx = swizzle(fname, offsets.len() as u32)?;
+                let t = ty.scalar(&self.cx.structs);
+                let sel: Vec<_> = idx.iter().filter_map(|&i| offsets.get(i as usize).copied()).collect();
+                let len = sel.len() as u32;
+                Some(Place::Mem { space, root, base, offsets: sel, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } })
+            }
+        }
+    }
+
+    /// `*p` / `p->`: the memory a pointer expression points at.
+    fn deref(&mut self, ptr: Node<'t>, span: Span) -> Option<Place> {
+        let rv = self.expr(ptr);
+        let SrcType::Pointer(elem, sp) = rv.ty.clone() else { return None };
+        let p = *rv.vals.first()?;
+        Some(self.pointer_place(p, &elem, sp, None, span))
+    }
+
+    /// Resolves a pointer value to a root and a cell index where the chain of
+    /// address computations allows; otherwise addresses through the pointer.
+    fn pointer_place(&mut self, p: Value, elem: &SrcType, sp: MemSpace, index: Option<Value>, span: Span) -> Place {
+        let cells = elem.cells(&self.cx.structs).max(1);
+        let (root, mut base) = self.resolve_pointer(p, span);
+        if let Some(i) = index {
+            let t = self.f.inst(i).ty;
+            let scaled = if cells == 1 {
+                i
+            } else {
+                let k = self.int(t, cells as i64, span);
+                self.emit(Op::Binary(BinOp::Mul, i, k), t, span)
+            };
+            base = self.add_index(base, scaled, span);
+        }
+        let space = match root {
+            Root::Global(g) => self.cx.module.global(g).space,
+            Root::Param(_) => MemSpace::Device,
+            Root::Local(_) => MemSpace::Private,
+            Root::Ptr(_) => sp,
+        };
+        Place::Mem { space, root, base, offsets: (0..cells.min(1 << 16) as u32).collect(), ty: elem.clone() }
+    }
+
+    fn resolve_pointer(&mut self, p: Value, span: Span) -> (Root, Value) {
+        let mut v = p;
+        let mut adds = Vec::new();
+        for _ in 0..64 {
+            match self.f.inst(v).op.clone() {
+                Op::AddrOf(root, idx) => {
+                    let mut i = idx;
+                    for a in adds.into_iter().rev() {
+                        i = self.add_index(i, a, span);
+                    }
+                    return (root, i);
+                }
+                Op::PtrAdd(q, k) => {
+                    adds.push(k);
+                    v = q;
+                }
+                Op::Param(i) if matches!(self.f.inst(v).ty, Type::Ptr(_)) => {
+                    let mut idx = self.int(Type::I32, 0, span);
+                    for a in adds.into_iter().rev() {
+                        idx = self.add_index(idx, a, span);
+                    }
+                    return (Root::Param(i), idx);
+                }
+                Op::Convert(q) => v = q,
+                _ => break,
+            }
+        }
+        let mut idx = self.int(Type::I32, 0, span);
+        for a in adds.into_iter().rev() {
+            idx = self.add_index(idx, a, span);
+        }
+        (Root::Ptr(v), idx)
+    }
+
+    fn address_of(&mut self, n: Node<'t>, span: Span) -> RV {
+        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        match self.place(arg) {
+            Some(Place::Mem { space, root, base, offsets, ty }) => {
+                let idx = self.offset(base, offsets.first().copied().unwrap_or(0), span);
+                let v = self.emit(Op::AddrOf(root, idx), Type::Ptr(space), span);
+                RV { vals: vec![v], ty: SrcType::Pointer(Box::new(ty), space) }
+            }
+            _ => {
+                self.diag("unsupported", n, "address of a register variable is not modelled".into());
+                self.undef(Type::I32, span)
+            }
+        }
+    }
+
+    fn assignment(&mut self, n: Node<'t>, span: Span) -> RV {
+        let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
+            return self.undef(Type::I32, span);
+        };
+        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("=");
+        let rhs = self.expr(r);
+        let Some(place) = self.place(l) else {
+            self.diag("unsupported", l, "assignment target is not modelled".into());
+            return rhs;
+        };
+        let value = if op == "=" {
+            rhs
+        } else {
+            let cur = self.read_place(&place, span);
+            let bop = &op[..op.len() - 1];
+            self.arith(bop, cur, rhs, span)
+        };
+        let name = self.var_name(l);
+        self.assign(&place, &value, span, name.as_deref());
+        value
+    }
+
+    fn var_name(&self, l: Node<'t>) -> Option<String> {
+        (l.kind() == "identifier").then(|| self.cx.text(l).to_string())
+    }
+
+    fn update(&mut self, n: Node<'t>, span: Span) -> RV {
+        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        let text = self.cx.text(n);
+        let inc = text.contains("++");
+        let prefix = text.trim_start().starts_with("++") || text.trim_start().starts_with("--");
+        let Some(place) = self.place(arg) else { return self.undef(Type::I32, span) };
+        let cur = self.read_place(&place, span);
+        let t = cur.ty.scalar(&self.cx.structs);
+        let one = if t.is_float() { self.konst(t, Const::Float(1.0), span) } else { self.int(t, 1, span) };
+        let one = RV { vals: vec![one], ty: SrcType::Scalar(t) };
+        let new = self.arith(if inc { "+" } else { "-" }, cur.clone(), one, span);
+        let name = self.var_name(arg);
+        self.assign(&place, &new, span, name.as_deref());
+        if prefix {
+            new
+        } else {
+            cur
+        }
+    }
+
+    fn unary(&mut self, n: Node<'t>, span: Span) -> RV {
+        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("");
+        let rv = self.expr(arg);
+        match op {
+            "!" => {
+                let vals = rv
+                    .vals
+                    .iter()
+                    .map(|&v| {
+                        let b = self.to_bool(v, span);
+                        self.emit(Op::Unary(UnOp::LNot, b), Type::Bool, span)
+                    })
+                    .collect();
+                RV { vals, ty: rv.ty.with_scalar(Type::Bool) }
+            }
+            "-" | "~" => {
+                let u = if op == "-" { UnOp::Neg } else { UnOp::Not };
+                let vals = rv
+                    .vals
+                    .iter()
+                    .map(|&v| {
+                        let t = self.f.inst(v).ty;
+                        let (v, t) = if t == Type::Bool { (self.convert(v, Type::I32, span), Type::I32) } else { (v, t) };
+                        if let (UnOp::Neg, Some(c)) = (u, self.f.as_const(v).cloned()) {
+                            let folded = match c {
+                                Const::Int(_) => Const::Int(self.f.as_int(v).unwrap_or(0).wrapping_neg() as u64),
+                                Const::Float(x) => Const::Float(-x),
+                                Const::Bool(b) => Const::Int((-(b as i64)) as u64),
+                            };
+                            return self.konst(t, folded, span);
+                        }
+                        self.emit(Op::Unary(u, v), t, span)
+                    })
+                    .collect();
+                RV { vals, ty: rv.ty }
+            }
+            _ => rv,
+        }
+    }
+
+    /// Component-wise arithmetic with broadcasting and type promotion.
+    pub fn arith(&mut self, op: &str, a: RV, b: RV, span: Span) -> RV {
+        // Pointer arithmetic: p + i.
+        if let SrcType::Pointer(elem, sp) = &a.ty {
+            if op == "+" || op == "-" {
+                let (Some(&p), Some(&i)) = (a.vals.first(), b.vals.first()) else { return a };
+                let i = self.index_value(i, span);
+                let cells = elem.cells(&self.cx.structs).max(1) as i64;
+                let t = self.f.inst(i).ty;
+                let mut k = i;
+                if cells != 1 {
+                    let c = self.int(t, cells, span);
+                    k = self.emit(Op::Binary(BinOp::Mul, i, c), t, span);
+                }
+                if op == "-" {
+                    k = self.emit(Op::Unary(UnOp::Neg, k), t, span);
+                }
+                let v = self.emit(Op::PtrAdd(p, k), Type::Ptr(*sp), span);
+                return RV { vals: vec![v], ty: a.ty.clone() };
+            }
+        }
+        let n = a.vals.len().max(b.vals.len());
+        let cmp = match op {
+            "==" => Some(CmpOp::Eq),
+            "!=" => Some(CmpOp::Ne),
+            "<" => Some(CmpOp::Lt),
+            "<=" => Some(CmpOp::Le),
+            ">" => Some(CmpOp::Gt),
+            ">=" => Some(CmpOp::Ge),
+            _ => None,
+        };
+        let bop = match op {
+            "+" => Some(BinOp::Add),
+            "-" => Some(BinOp::Sub),
+            "*" => Some(BinOp::Mul),
+            "/" => Some(BinOp::Div),
+            "%" => Some(BinOp::Rem),
+            "&" => Some(BinOp::And),
+            "|" => Some(BinOp::Or),
+            "^" => Some(BinOp::Xor),
+            "<<" => Some(BinOp::Shl),
+            ">>" => Some(BinOp::Shr),
+            "&&" => Some(BinOp::LAnd),
+            "||" => Some(BinOp::LOr),
+            _ => None,
+        };
+        let mut vals = Vec::with_capacity(n);
+        let mut result_t = Type::I32;
+        for i in 0..n {
+            let x = *a.vals.get(i).or(a.vals.first()).unwrap_or(&Value(0));
+            let y = *b.vals.get(i).or(b.vals.first()).unwrap_or(&Value(0));
+            if a.vals.is_empty() || b.vals.is_empty() {
+                return self.undef(Type::I32, span);
+            }
+            let (tx, ty) = (self.f.inst(x).ty, self.f.inst(y).ty);
+            let v = if let Some(c) = cmp {
+                let t = arith_type(tx, ty);
+                let (x, y) = (self.convert(x, t, span), self.convert(y, t, span));
+                result_t = Type::Bool;
+                self.emit(Op::Cmp(c, x, y), Type::Bool, span)
+            } else if let Some(bo) = bop {
+                if matches!(bo, BinOp::LAnd | BinOp::LOr) {
+                    let (x, y) = (self.to_bool(x, span), self.to_bool(y, span));
+                    result_t = Type::Bool;
+                    self.emit(Op::Binary(bo, x, y), Type::Bool, span)
+                } else if matches!(bo, BinOp::Shl | BinOp::Shr) {
+                    let t = if tx == Type::Bool { Type::I32 } else { tx };
+                    let x = self.convert(x, t, span);
+                    let y = self.convert(y, t, span);
+                    result_t = t;
+                    self.fold_or_emit(bo, x, y, t, span)
+                } else {
+                    let t = arith_type(tx, ty);
+                    let (x, y) = (self.convert(x, t, span), self.convert(y, t, span));
+                    result_t = t;
+                    self.fold_or_emit(bo, x, y, t, span)
+                }
+            } else {
+                return self.undef(Type::I32, span);
+            };
+            vals.push(v);
+        }
+        let shape = if a.vals.len() >= b.vals.len() { &a.ty } else { &b.ty };
+        let ty = if n == 1 { SrcType::Scalar(result_t) } else { shape.with_scalar(result_t) };
+        RV { vals, ty }
+    }
+
+    /// Folds integer constants (so `N/2` stays a literal) or emits the operation.
+    fn fold_or_emit(&mut self, op: BinOp, x: Value, y: Value, t: Type, span: Span) -> Value {
+        if t.is_int() {
+            if let (Some(a), Some(b)) = (self.f.as_int(x), self.f.as_int(y)) {
+                let r = match op {
+                    BinOp::Add => Some(a.wrapping_add(b)),
+                    BinOp::Sub => Some(a.wrapping_sub(b)),
+                    BinOp::Mul => Some(a.wrapping_mul(b)),
+                    BinOp::Div => a.checked_div(b),
+                    BinOp::Rem => a.checked_rem(b),
+                    BinOp::And => Some(a & b),
+                    BinOp::Or => Some(a | b),
+                    BinOp::Xor => Some(a ^ b),
+                    BinOp::Shl => a.checked_shl(b as u32),
+                    BinOp::Shr => a.checked_shr(b as u32),
+                    _ => None,
+                };
+                if let Some(r) = r {
+                    let r = if t.bits() == 32 { if t.is_signed() { r as i32 as i64 } else { r as u32 as i64 } } else { r };
+                    return self.int(t, r, span);
+                }
+            }
+        }
+        self.emit(Op::Binary(op, x, y), t, span)
+    }
+
+    fn binary(&mut self, n: Node<'t>, span: Span) -> RV {
+        let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
+            return self.undef(Type::I32, span);
+        };
+        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("+");
+        // Short-circuit when the right side could fault or has effects.
+        if (op == "&&" || op == "||") && has_effects(r) {
+            return self.short_circuit(op == "&&", l, r, span);
+        }
+        let a = self.expr(l);
+        let b = self.expr(r);
+        self.arith(op, a, b, span)
+    }
+
+    fn short_circuit(&mut self, is_and: bool, l: Node<'t>, r: Node<'t>, span: Span) -> RV {
+        let var = self.ssa.new_var(Type::Bool, "");
+        let a = self.expr(l);
+        let av = match a.vals.first() {
+            Some(&v) => self.to_bool(v, span),
+            None => self.konst(Type::Bool, Const::Bool(false), span),
+        };
+        self.ssa.write(var, self.cur, av);
+        let rhs_b = self.new_block(span);
+        let join = self.new_block(span);
+        let cur = self.cur;
+        let ls = self.span(l);
+        let (then_to, else_to) = if is_and { (rhs_b, join) } else { (join, rhs_b) };
+        self.f.set_term(cur, lockstep_ir::Terminator::Branch { cond: av, then_to, else_to }, span);
+        self.f.block_mut(cur).cond_span = Some(ls);
+        self.ssa.add_edge(cur, rhs_b);
+        self.ssa.add_edge(cur, join);
+        self.ssa.seal(&mut self.f, rhs_b);
+        self.cur = rhs_b;
+        let b = self.expr(r);
+        let bv = match b.vals.first() {
+            Some(&v) => self.to_bool(v, span),
+            None => self.konst(Type::Bool, Const::Bool(false), span),
+        };
+        self.ssa.write(var, self.cur, bv);
+        let end = self.cur;
+        self.f.set_term(end, lockstep_ir::Terminator::Jump(join), span);
+        self.ssa.add_edge(end, join);
+        self.ssa.seal(&mut self.f, join);
+        self.cur = join;
+        let v = self.ssa.read(&mut self.f, var, join, span);
+        self.scalar(v)
+    }
+
+    fn conditional(&mut self, n: Node<'t>, span: Span) -> RV {
+        let (Some(c), Some(a), Some(b)) =
+            (n.child_by_field_name("condition"), n.child_by_field_name("consequence"), n.child_by_field_name("alternative"))
+        else {
+            return self.undef(Type::I32, span);
+        };
+        let cond = self.expr(c);
+        let x = self.expr(a);
+        let y = self.expr(b);
+        let (Some(&cv), false, false) = (cond.vals.first(), x.vals.is_empty(), y.vals.is_empty()) else { return x };
+        let cb = self.to_bool(cv, span);
+        if let (SrcType::Pointer(..), Some(&px), Some(&py)) = (&x.ty, x.vals.first(), y.vals.first()) {
+            let sp = pointer_space(&x.ty);
+            let v = self.emit(Op::Select(cb, px, py), Type::Ptr(sp), span);
+            return RV { vals: vec![v], ty: x.ty };
+        }
+        let t = arith_type(x.ty.scalar(&self.cx.structs), y.ty.scalar(&self.cx.structs));
+        let shape = if x.vals.len() >= y.vals.len() { x.ty.clone() } else { y.ty.clone() };
+        let n = x.vals.len().max(y.vals.len());
+        let mut vals = Vec::with_capacity(n);
+        for i in 0..n {
+            let xi = *x.vals.get(i).or(x.vals.first()).expect("non-empty");
+            let yi = *y.vals.get(i).or(y.vals.first()).expect("non-empty");
+            let (xi, yi) = (self.convert(xi, t, span), self.convert(yi, t, span));
+            vals.push(self.emit(Op::Select(cb, xi, yi), t, span));
+        }
+        RV { vals, ty: if n == 1 { SrcType::Scalar(t) } else { shape.with_scalar(t) } }
+    }
+
+    // ----- calls -----
+
+    fn call(&mut self, n: Node<'t>, span: Span) -> RV {
+        let Some(func) = n.child_by_field_name("function") else { return self.undef(Type::I32, span) };
+        let args: Vec<Node<'t>> = match n.child_by_field_name("arguments") {
+            Some(a) => {
+                let mut c = a.walk();
+                a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+            }
+            None => Vec::new(),
+        };
+        // Method calls: obj.method(args).
+        if func.kind() == "field_expression" {
+            if let (Some(obj), Some(m)) = (func.child_by_field_name("argument"), func.child_by_field_name("field")) {
+                let method = self.cx.text(m).to_string();
+                return self.method_call(obj, &method, &args, n, span);
+            }
+        }
+        let name = callee_name(self.cx.text(func));
+        self.named_call(&name, &args, n, span)
+    }
+
+    fn named_call(&mut self, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        let d = self.cx.d;
+        if let Some(b) = d.barrier(name) {
+            let pred = match (b.reduce, args.first()) {
+                (Some(_), Some(&a)) => {
+                    let rv = self.expr(a);
+                    rv.vals.first().map(|&v| self.to_bool(v, span))
+                }
+                _ => {
+                    for &a in args {
+                        self.expr(a);
+                    }
+                    None
+                }
+            };
+            let ty = if b.reduce.is_some() { Type::I32 } else { Type::Void };
+            let v = self.emit(Op::Barrier(b, pred), ty, span);
+            return if ty == Type::Void { RV { vals: Vec::new(), ty: SrcType::Void } } else { self.scalar(v) };
+        }
+        if d.flag_barrier == Some(name) {
+            let consts: Vec<Option<i64>> = args.iter().map(|&a| self.cx.const_int(a)).collect();
+            let b = match consts.as_slice() {
+                [Some(m), Some(s)] => flag_barrier(*m as u64, *s as u64),
+                [_, Some(s)] => flag_barrier(0xF, *s as u64),
+                _ => lockstep_ir::Barrier { exec: Scope::Group, mem: Scope::Device, spaces: lockstep_ir::Spaces::ALL, reduce: None },
+            };
+            self.emit(Op::Barrier(b, None), Type::Void, span);
+            return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
+        if let Some(scope) = d.sync_object(name) {
+            for &a in args {
+                self.expr(a);
+            }
+            return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope) };
+        }
+        if name == "sync" && args.len() == 1 {
+            // cooperative_groups::sync(group)
+            let g = self.expr(args[0]);
+            if let SrcType::SyncObject(scope) = g.ty {
+                return self.sync_object_barrier(scope, span);
+            }
+        }
+        if let Some(b) = d.builtin_call(name) {
+            let v = self.builtin(b, span);
+            return self.scalar(v);
+        }
+        if let Some(op) = d.atomic(name) {
+            return self.atomic_call(op, args, call, span);
+        }
+        if let Some(w) = d.wave_op(name) {
+            let skip = if d.wave_mask_first { 1 } else { 0 };
+            let mut vals = Vec::new();
+            let mut ty = SrcType::Scalar(Type::U32);
+            for (i, &a) in args.iter().enumerate() {
+                let rv = self.expr(a);
+                if i == skip {
+                    ty = rv.ty.clone();
+                }
+                if i >= skip {
+                    vals.extend(rv.vals);
+                }
+            }
+            return self.wave(w, vals, ty, span);
+        }
+        if let Some(m) = d.math(name) {
+            let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+            return self.math(m, name, rvs, span);
+        }
+        if let Some(t) = parse_numeric(name).or_else(|| name.strip_prefix("make_").and_then(parse_numeric)) {
+            // Constructors: float4(a, b), uint3(x), make_float2(a, b).
+            let mut vals = Vec::new();
+            for &a in args {
+                vals.extend(self.expr(a).vals);
+            }
+            let rv = RV { vals, ty: t.clone() };
+            let vals = self.convert_to(&rv, &t, span);
+            return RV { vals, ty: t };
+        }
+        if let Some(rv) = self.hlsl_vector_builtin(name, args, span) {
+            return rv;
+        }
+        if let Some(defs) = self.cx.funcs.get(name).cloned() {
+            let def = defs
+                .iter()
+                .copied()
+                .find(|d| param_count(*d) == Some(args.len()))
+                .or_else(|| defs.first().copied());
+            if let Some(def) = def {
+                let lowered: Vec<(Option<Place>, RV)> = args
+                    .iter()
+                    .map(|&a| {
+                        let place = self.place(a);
+                        let rv = match &place {
+                            Some(Place::Mem { ty: SrcType::Array(..), .. }) => RV { vals: Vec::new(), ty: SrcType::Void },
+                            Some(p) => self.read_place(p, span),
+                            None => self.expr(a),
+                        };
+                        (place, rv)
+                    })
+                    .collect();
+                return self.inline_call(def, name, &lowered, call);
+            }
+        }
+        if matches!(name, "printf" | "assert" | "__assert_fail" | "static_assert" | "printf_s") {
+            for &a in args {
+                self.expr(a);
+            }
+            return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
+        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        self.opaque_call(name, rvs, span)
+    }
+
+    fn sync_object_barrier(&mut self, scope: Scope, span: Span) -> RV {
+        let mem = if scope == Scope::Device { Scope::Device } else { scope };
+        let b = lockstep_ir::Barrier { exec: scope, mem, spaces: lockstep_ir::Spaces::ALL, reduce: None };
+        self.emit(Op::Barrier(b, None), Type::Void, span);
+        RV { vals: Vec::new(), ty: SrcType::Void }
+    }
+
+    fn wave(&mut self, w: WaveOp, vals: Vec<Value>, ty: SrcType, span: Span) -> RV {
+        let result_t = match w {
+            WaveOp::AllTrue | WaveOp::AnyTrue | WaveOp::AllEqual | WaveOp::IsFirstLane => Type::Bool,
+            WaveOp::Ballot | WaveOp::CountBits | WaveOp::PrefixCountBits | WaveOp::MatchAny => Type::U32,
+            _ => ty.scalar(&self.cx.structs),
+        };
+        match w {
+            WaveOp::ReadFirst | WaveOp::Sum | WaveOp::Product | WaveOp::Min | WaveOp::Max | WaveOp::BitAnd | WaveOp::BitOr
+            | WaveOp::BitXor | WaveOp::PrefixSum | WaveOp::PrefixProduct => {
+                // Component-wise over vectors.
+                let out: Vec<Value> = vals.iter().map(|&v| self.emit(Op::Wave(w, vec![v]), result_t, span)).collect();
+                let len = out.len() as u32;
+                RV { vals: out, ty: if len <= 1 { SrcType::Scalar(result_t) } else { ty.with_scalar(result_t) } }
+            }
+            _ => {
+                let v = self.emit(Op::Wave(w, vals), result_t, span);
+                self.scalar(v)
+            }
+        }
+    }
+
+    fn math(&mut self, m: MathFn, name: &str, rvs: Vec<RV>, span: Span) -> RV {
+        let n = rvs.iter().map(|r| r.vals.len()).max().unwrap_or(0);
+        if n == 0 {
+            return self.undef(Type::F32, span);
+        }
+        let shape = rvs.iter().max_by_key(|r| r.vals.len()).map(|r| r.ty.clone()).unwrap_or(SrcType::Scalar(Type::F32));
+        let mut t = rvs.iter().filter_map(|r| r.vals.first()).map(|&v| self.f.inst(v).ty).fold(Type::Bool, arith_type);
+        let result_t = match m {
+            MathFn::CountBits | MathFn::FirstBitHigh | MathFn::FirstBitLow => Type::U32,
+            MathFn::Bitcast => match name {
+                "asuint" | "__float_as_uint" => Type::U32,
+                "asint" | "__float_as_int" => Type::I32,
+                _ => Type::F32,
+            },
+            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Clamp | MathFn::Sign => t,
+            _ => {
+                if !t.is_float() {
+                    t = Type::F32;
+                }
+                t
+            }
+        };
+        let mut vals = Vec::with_capacity(n);
+        for i in 0..n {
+            let args: Vec<Value> = rvs
+                .iter()
+                .map(|r| *r.vals.get(i).or(r.vals.first()).expect("non-empty"))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|v| if m == MathFn::Bitcast { v } else { self.convert(v, t, span) })
+                .collect();
+            vals.push(self.emit(Op::Math(m, args), result_t, span));
+        }
+        RV { vals, ty: if n == 1 { SrcType::Scalar(result_t) } else { shape.with_scalar(result_t) } }
+    }
+
+    /// HLSL vector helpers that reduce or combine components.
+    fn hlsl_vector_builtin(&mut self, name: &str, args: &[Node<'t>], span: Span) -> Option<RV> {
+        let reduce_bool = |l: &mut Self, rv: RV, all: bool| {
+            let mut acc: Option<Value> = None;
+            for v in rv.vals {
+                let b = l.to_bool(v, span);
+                acc = Some(match acc {
+                    None => b,
+                    Some(a) => l.emit(Op::Binary(if all { BinOp::LAnd } else { BinOp::LOr }, a, b), Type::Bool, span),
+                });
+            }
+            let v = acc.unwrap_or_else(|| l.konst(Type::Bool, Const::Bool(all), span));
+            l.scalar(v)
+        };
+        match (name, args) {
+            ("any", [a]) => {
+                let rv = self.expr(*a);
+                Some(reduce_bool(self, rv, false))
+            }
+            ("all", [a]) => {
+                let rv = self.expr(*a);
+                Some(reduce_bool(self, rv, true))
+            }
+            ("dot", [a, b]) => {
+                let (x, y) = (self.expr(*a), self.expr(*b));
+                let prod = self.arith("*", x, y, span);
+                let mut acc = *prod.vals.first()?;
+                for &v in &prod.vals[1..] {
+                    let t = self.f.inst(v).ty;
+                    acc = self.emit(Op::Binary(BinOp::Add, acc, v), t, span);
+                }
+                Some(self.scalar(acc))
+            }
+            ("length", [a]) => {
+                let x = self.expr(*a);
+                let sq = self.arith("*", x.clone(), x, span);
+                let mut acc = *sq.vals.first()?;
+                for &v in &sq.vals[1..] {
+                    let t = self.f.inst(v).ty;
+                    acc = self.emit(Op::Binary(BinOp::Add, acc, v), t, span);
+                }
+                let t = self.f.inst(acc).ty;
+                let r = self.emit(Op::Math(MathFn::Sqrt, vec![acc]), t, span);
+                Some(self.scalar(r))
+            }
+            _ => None,
+        }
+    }
+
+    fn atomic_call(&mut self, op: AtomicOp, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        let Some(&dest) = args.first() else { return self.undef(Type::I32, span) };
+        let place = if self.cx.d.atomic_dest_is_pointer {
+            let rv = self.expr(dest);
+            match (rv.ty.clone(), rv.vals.first()) {
+                (SrcType::Pointer(elem, sp), Some(&p)) => Some(self.pointer_place(p, &elem, sp, None, span)),
+                _ => None,
+            }
+        } else {
+            self.place(dest)
+        };
+        let Some(Place::Mem { space, root, base, offsets, ty }) = place else {
+            self.diag("unsupported", call, "atomic on a location lockstep cannot resolve".into());
+            return self.undef(Type::I32, span);
+        };
+        let t = ty.scalar(&self.cx.structs);
+        let operand_count = if op == AtomicOp::CompareExchange { 2 } else if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && !self.cx.d.atomic_dest_is_pointer { 0 } else { 1 };
+        let mut operands = Vec::new();
+        for &a in args.iter().skip(1).take(operand_count) {
+            let rv = self.expr(a);
+            if let Some(&v) = rv.vals.first() {
+                operands.push(self.convert(v, t, span));
+            }
+        }
+        let idx = self.offset(base, offsets.first().copied().unwrap_or(0), span);
+        let old = self.emit(Op::Atomic(op, mem_ref(space, root, idx), operands), t, span);
+        // HLSL returns the original value through a trailing out argument.
+        if !self.cx.d.atomic_dest_is_pointer {
+            if let Some(&out) = args.get(1 + operand_count) {
+                if let Some(p) = self.place(out) {
+                    let rv = self.scalar(old);
+                    self.assign(&p, &rv, span, None);
+                }
+            }
+        }
+        self.scalar(old)
+    }
+
+    fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        // Cooperative groups: block.sync(), tile.thread_rank().
+        let obj_rv_ty = match obj.kind() {
+            "identifier" => match self.lookup(self.cx.text(obj)) {
+                Some(Binding::Sync(s)) => Some(*s),
+                _ => None,
+            },
+            "call_expression" => {
+                let rv = self.expr(obj);
+                if let SrcType::SyncObject(s) = rv.ty {
+                    Some(s)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if let Some(scope) = obj_rv_ty {
+            return match method {
+                "sync" | "barrier_wait" => self.sync_object_barrier(scope, span),
+                "thread_rank" => {
+                    let b = if scope == Scope::Wave { Builtin::LaneId } else { Builtin::LocalIndex };
+                    let v = self.builtin(b, span);
+                    self.scalar(v)
+                }
+                "size" | "num_threads" => {
+                    let v = if scope == Scope::Wave { self.builtin(Builtin::WaveSize, span) } else { self.group_thread_count(span) };
+                    self.scalar(v)
+                }
+                _ => {
+                    let rvs = args.iter().map(|&a| self.expr(a)).collect();
+                    self.opaque_call(method, rvs, span)
+                }
+            };
+        }
+        // HLSL resources.
+        if obj.kind() == "identifier" && self.lookup(self.cx.text(obj)).is_none() {
+            if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(obj)) {
+                return self.resource_method(global, kind, &elem, writable, method, args, call, span);
+            }
+        }
+        let rvs = args.iter().map(|&a| self.expr(a)).collect();
+        self.opaque_call(method, rvs, span)
+    }
+
+    fn group_thread_count(&mut self, span: Span) -> Value {
+        let x = self.builtin(Builtin::GroupSize(0), span);
+        let y = self.builtin(Builtin::GroupSize(1), span);
+        let z = self.builtin(Builtin::GroupSize(2), span);
+        let xy = self.fold_or_emit(BinOp::Mul, x, y, Type::U32, span);
+        self.fold_or_emit(BinOp::Mul, xy, z, Type::U32, span)
+    }
+
+    /// The place of element `idx` of a resource.
+    fn resource_element(&mut self, g: lockstep_ir::GlobalId, kind: ResourceKind, elem: &SrcType, writable: bool, idx: &RV, span: Span) -> Place {
+        let space = if writable { MemSpace::Device } else { MemSpace::Constant };
+        let cells = elem.cells(&self.cx.structs).max(1);
+        let linear = match kind {
+            ResourceKind::Texture { .. } => self.texel_index(idx, span),
+            _ => match idx.vals.first() {
+                Some(&v) => self.index_value(v, span),
+                None => self.int(Type::U32, 0, span),
+            },
+        };
+        let t = self.f.inst(linear).ty;
+        let base = if cells == 1 {
+            linear
+        } else {
+            let k = self.int(t, cells as i64, span);
+            self.fold_or_emit(BinOp::Mul, linear, k, t, span)
+        };
+        Place::Mem { space, root: Root::Global(g), base, offsets: (0..cells.min(1 << 16) as u32).collect(), ty: elem.clone() }
+    }
+
+    /// Texel coordinates to one cell index: x + (y << 16) + (z << 28).
+    /// Injective for the sizes kernels use, which is all the analyses and the emulator need.
+    fn texel_index(&mut self, idx: &RV, span: Span) -> Value {
+        let mut acc: Option<Value> = None;
+        for (i, &c) in idx.vals.iter().take(3).enumerate() {
+            let c = self.convert(c, Type::U32, span);
+            let term = if i == 0 {
+                c
+            } else {
+                let sh = self.int(Type::U32, [0, 16, 28][i], span);
+                self.fold_or_emit(BinOp::Shl, c, sh, Type::U32, span)
+            };
+            acc = Some(match acc {
+                None => term,
+                Some(a) => self.fold_or_emit(BinOp::Add, a, term, Type::U32, span),
+            });
+        }
+        acc.unwrap_or_else(|| self.int(Type::U32, 0, span))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resource_method(
+        &mut self,
+        g: lockstep_ir::GlobalId,
+        kind: ResourceKind,
+        elem: &SrcType,
+        writable: bool,
+        method: &str,
+        args: &[Node<'t>],
+        call: Node<'t>,
+        span: Span,
+    ) -> RV {
+        let space = if writable { MemSpace::Device } else { MemSpace::Constant };
+        match (kind, method) {
+            (ResourceKind::ByteAddress, m) if m.starts_with("Load") || m.starts_with("Store") || m.starts_with("Interlocked") => {
+                let width = m.trim_start_matches("Load").trim_start_matches("Store").parse::<u32>().unwrap_or(1);
+                let Some(&addr_node) = args.first() else { return self.undef(Type::U32, span) };
+                let addr = self.expr(addr_node);
+                let a = match addr.vals.first() {
+                    Some(&v) => self.convert(v, Type::U32, span),
+                    None => self.int(Type::U32, 0, span),
+                };
+                let two = self.int(Type::U32, 2, span);
+                let cell = self.fold_or_emit(BinOp::Shr, a, two, Type::U32, span);
+                let ty = if width == 1 { SrcType::Scalar(Type::U32) } else { SrcType::Vector(Type::U32, width) };
+                let place = Place::Mem { space, root: Root::Global(g), base: cell, offsets: (0..width).collect(), ty };
+                if m.starts_with("Load") {
+                    self.read_place(&place, span)
+                } else if m.starts_with("Store") {
+                    if let Some(&v) = args.get(1) {
+                        let rv = self.expr(v);
+                        self.assign(&place, &rv, span, None);
+                    }
+                    RV { vals: Vec::new(), ty: SrcType::Void }
+                } else {
+                    let op = self.cx.d.atomic(m).unwrap_or(AtomicOp::Add);
+                    self.resource_atomic(op, place, &args[1..], span)
+                }
+            }
+            (_, "Load") | (_, "mips") | (_, "Load2") | (_, "Load3") | (_, "Load4") => {
+                let idx = match args.first() {
+                    Some(&a) => self.expr(a),
+                    None => self.undef(Type::U32, span),
+                };
+                let place = self.resource_element(g, kind, elem, writable, &idx, span);
+                self.read_place(&place, span)
+            }
+            (_, m) if m.starts_with("Sample") || m.starts_with("Gather") => {
+                let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+                let cells = elem.cells(&self.cx.structs).max(1);
+                let t = elem.scalar(&self.cx.structs);
+                let flat: Vec<Value> = rvs.iter().skip(1).flat_map(|r| r.vals.iter().copied()).collect();
+                let vals = (0..cells)
+                    .map(|_| self.emit(Op::Call(lockstep_ir::Callee::Opaque(format!("{m}")), flat.clone()), t, span))
+                    .collect();
+                RV { vals, ty: elem.clone() }
+            }
+            (_, "IncrementCounter") | (_, "DecrementCounter") | (_, "Append") | (_, "Consume") => {
+                // The hidden counter of an append/consume buffer is its own allocation.
+                let name = format!("{}.counter", self.cx.module.global(g).name);
+                let counter = match self.cx.module.globals.iter().position(|x| x.name == name) {
+                    Some(i) => lockstep_ir::GlobalId(i as u32),
+                    None => {
+                        let sp = self.cx.module.global(g).span;
+                        self.cx.add_global(&name, lockstep_ir::GlobalKind::Uav, MemSpace::Device, &SrcType::Scalar(Type::U32), false, sp)
+                    }
+                };
+                let zero = self.int(Type::U32, 0, span);
+                let op = if method == "DecrementCounter" || method == "Consume" { AtomicOp::Dec } else { AtomicOp::Inc };
+                let old = self.emit(Op::Atomic(op, mem_ref(MemSpace::Device, Root::Global(counter), zero), Vec::new()), Type::U32, span);
+                let old_rv = self.scalar(old);
+                match method {
+                    "Append" => {
+                        let place = self.resource_element(g, kind, elem, writable, &old_rv, span);
+                        if let Some(&v) = args.first() {
+                            let rv = self.expr(v);
+                            self.assign(&place, &rv, span, None);
+                        }
+                        RV { vals: Vec::new(), ty: SrcType::Void }
+                    }
+                    "Consume" => {
+                        let place = self.resource_element(g, kind, elem, writable, &old_rv, span);
+                        self.read_place(&place, span)
+                    }
+                    _ => old_rv,
+                }
+            }
+            (_, "GetDimensions") => {
+                // Dimensions are the same for every thread.
+                for &a in args {
+                    if let Some(p) = self.place(a) {
+                        let u = self.undef(Type::U32, span);
+                        self.assign(&p, &u, span, None);
+                    }
+                }
+                RV { vals: Vec::new(), ty: SrcType::Void }
+            }
+            _ => {
+                self.diag("unsupported", call, format!("resource method `{method}` is not modelled"));
+                let rvs = args.iter().map(|&a| self.expr(a)).collect();
+                self.opaque_call(method, rvs, span)
+            }
+        }
+    }
+
+    fn resource_atomic(&mut self, op: AtomicOp, place: Place, rest: &[Node<'t>], span: Span) -> RV {
+        let Place::Mem { space, root, base, .. } = place else { return self.undef(Type::U32, span) };
+        let operand_count = if op == AtomicOp::CompareExchange { 2 } else { 1 };
+        let mut operands = Vec::new();
+        for &a in rest.iter().take(operand_count) {
+            let rv = self.expr(a);
+            if let Some(&v) = rv.vals.first() {
+                operands.push(self.convert(v, Type::U32, span));
+            }
+        }
+        let old = self.emit(Op::Atomic(op, mem_ref(space, root, base), operands), Type::U32, span);
+        if let Some(&out) = rest.get(operand_count) {
+            if let Some(p) = self.place(out) {
+                let rv = self.scalar(old);
+                self.assign(&p, &rv, span, None);
+            }
+        }
+        self.scalar(old)
+    }
+}
+
+fn pointer_space(ty: &SrcType) -> MemSpace {
+    match ty {
+        SrcType::Pointer(_, s) => *s,
+        _ => MemSpace::Unknown,
+    }
+}
+
+/// `cg::this_thread_block` → `this_thread_block`; `tiled_partition<32>` → `tiled_partition`.
+fn callee_name(text: &str) -> String {
+    let t = text.split('<').next().unwrap_or(text);
+    t.rsplit("::").next().unwrap_or(t).trim().to_string()
+}
+
+fn param_count(def: Node) -> Option<usize> {
+    let mut d = def.child_by_field_name("declarator")?;
+    for _ in 0..32 {
+        if d.kind() == "function_declarator" {
+            let p = d.child_by_field_name("parameters")?;
+            let mut c = p.walk();
+            return Some(p.named_children(&mut c).filter(|x| x.kind().contains("parameter_declaration")).count());
+        }
+        d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?;
+    }
+    None
+}
+
+/// Whether evaluating an expression may fault or change state (loads, calls, assignments).
+fn has_effects(n: Node) -> bool {
+    let mut stack = vec![n];
+    let mut seen = 0;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            return true;
+        }
+        match x.kind() {
+            "call_expression" | "subscript_expression" | "pointer_expression" | "assignment_expression" | "update_expression"
+            | "field_expression" => {
+                if x.kind() != "field_expression" || x.child_by_field_name("operator").is_some_and(|o| o.kind() == "->") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    false
+}

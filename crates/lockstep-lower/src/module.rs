@@ -1,0 +1,675 @@
+//! Module-level lowering: types, globals, cbuffers, resources, and kernels.
+
+use crate::dialect::{Dialect, EntryMarker, ResourceKind, BARRIER_FLAG_NAMES};
+use crate::srctype::{parse_numeric, SrcType, StructDef};
+use crate::stmt::FnLowerer;
+use crate::{Compiled, Lang, Options, SpanMap};
+use lockstep_diag::{Diagnostic, Severity};
+use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Module, Type};
+use lockstep_source::Span;
+use lockstep_syntax::{Node, Tree};
+use std::collections::HashMap;
+
+/// What a module-level name stands for.
+#[derive(Clone, Debug)]
+pub enum GlobalBinding {
+    /// Memory: a group-shared array, a device variable, a cbuffer field.
+    Mem { global: GlobalId, ty: SrcType },
+    /// An HLSL resource (UAV, SRV, texture, `ConstantBuffer<T>`).
+    Resource { global: GlobalId, kind: ResourceKind, elem: SrcType, writable: bool },
+    /// A compile-time integer constant (`static const uint N = 64;`, enumerators).
+    Int(i64, Type),
+}
+
+/// Nesting deeper than this is skipped with a diagnostic instead of recursing.
+pub const MAX_NESTING: u32 = 400;
+
+pub struct Ctx<'t> {
+    pub src: &'t str,
+    pub spans: &'t dyn SpanMap,
+    pub d: &'static Dialect,
+    pub module: Module,
+    pub diags: Vec<Diagnostic>,
+    pub structs: Vec<StructDef>,
+    pub struct_names: HashMap<String, usize>,
+    pub typedefs: HashMap<String, SrcType>,
+    pub globals: HashMap<String, GlobalBinding>,
+    /// Function definitions by name, for inlining at call sites.
+    pub funcs: HashMap<String, Vec<Node<'t>>>,
+    pub options: &'t Options,
+}
+
+impl<'t> Ctx<'t> {
+    pub fn text(&self, n: Node) -> &'t str {
+        self.src.get(n.byte_range()).unwrap_or("")
+    }
+
+    pub fn span(&self, n: Node) -> Span {
+        self.spans.span(n.start_byte() as u32, n.end_byte() as u32)
+    }
+
+    pub fn warn(&mut self, rule: &str, n: Node, message: String) {
+        let d = Diagnostic::new(rule, Severity::Warning, self.span(n), message);
+        self.diags.push(d);
+    }
+
+    /// Evaluates an integer constant expression (array sizes, `[numthreads]`, case labels).
+    pub fn const_int(&self, n: Node) -> Option<i64> {
+        self.const_int_depth(n, 0)
+    }
+
+    fn const_int_depth(&self, n: Node, depth: u32) -> Option<i64> {
+        if depth > MAX_NESTING {
+            return None;
+        }
+        let sub = |c: Node| self.const_int_depth(c, depth + 1);
+        match n.kind() {
+            "number_literal" => parse_int_literal(self.text(n)).map(|(v, _)| v as i64),
+            "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
+            "true" => Some(1),
+            "false" => Some(0),
+            "identifier" => match self.globals.get(self.text(n)) {
+                Some(GlobalBinding::Int(v, _)) => Some(*v),
+                _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
+            },
+            "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
+            "cast_expression" => n.child_by_field_name("value").and_then(sub),
+            "unary_expression" => {
+                let v = sub(n.child_by_field_name("argument")?)?;
+                match self.text(n.child_by_field_name("operator")?) {
+                    "-" => Some(v.wrapping_neg()),
+                    "+" => Some(v),
+                    "~" => Some(!v),
+                    "!" => Some((v == 0) as i64),
+                    _ => None,
+                }
+            }
+            "binary_expression" => {
+                let a = sub(n.child_by_field_name("left")?)?;
+                let b = sub(n.child_by_field_name("right")?)?;
+                Some(match self.text(n.child_by_field_name("operator")?) {
+                    "+" => a.wrapping_add(b),
+                    "-" => a.wrapping_sub(b),
+                    "*" => a.wrapping_mul(b),
+                    "/" => a.checked_div(b)?,
+                    "%" => a.checked_rem(b)?,
+                    "<<" => a.checked_shl(b as u32)?,
+                    ">>" => a.checked_shr(b as u32)?,
+                    "&" => a & b,
+                    "|" => a | b,
+                    "^" => a ^ b,
+                    "&&" => (a != 0 && b != 0) as i64,
+                    "||" => (a != 0 || b != 0) as i64,
+                    "==" => (a == b) as i64,
+                    "!=" => (a != b) as i64,
+                    "<" => (a < b) as i64,
+                    "<=" => (a <= b) as i64,
+                    ">" => (a > b) as i64,
+                    ">=" => (a >= b) as i64,
+                    _ => return None,
+                })
+            }
+            "conditional_expression" => {
+                let c = sub(n.child_by_field_name("condition")?)?;
+                sub(n.child_by_field_name(if c != 0 { "consequence" } else { "alternative" })?)
+            }
+            "sizeof_expression" => Some(4),
+            _ => None,
+        }
+    }
+
+    /// Resolves a type node (with its qualifiers seen by the caller).
+    pub fn resolve_type(&mut self, n: Node<'t>) -> Option<SrcType> {
+        let text = self.text(n).trim();
+        match n.kind() {
+            "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => {
+                let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if let Some(t) = parse_numeric(&normalized) {
+                    return Some(t);
+                }
+                if let Some(t) = self.typedefs.get(&normalized) {
+                    return Some(t.clone());
+                }
+                if let Some(&i) = self.struct_names.get(&normalized) {
+                    return Some(SrcType::Struct(i));
+                }
+                if let Some(r) = self.d.resource(&normalized) {
+                    return Some(resource_type(r.kind, SrcType::Scalar(Type::F32), r.writable));
+                }
+                None
+            }
+            "struct_specifier" | "class_specifier" => self.struct_type(n),
+            "qualified_identifier" | "qualified_type_identifier" => {
+                let name = n.child_by_field_name("name")?;
+                self.resolve_type(name)
+            }
+            "template_type" => {
+                let name = self.text(n.child_by_field_name("name")?).trim().to_string();
+                let args = n.child_by_field_name("arguments");
+                let elem = args
+                    .and_then(|a| {
+                        let mut c = a.walk();
+                        let first = a.named_children(&mut c).next();
+                        first
+                    })
+                    .and_then(|t| self.type_of_argument(t))
+                    .unwrap_or(SrcType::Scalar(Type::F32));
+                if let Some(r) = self.d.resource(&name) {
+                    return Some(resource_type(r.kind, elem, r.writable));
+                }
+                match name.as_str() {
+                    "vector" => {
+                        let k = args.and_then(|a| a.named_child(1)).and_then(|c| self.const_int(c)).unwrap_or(4);
+                        Some(SrcType::Vector(elem.scalar(&self.structs), k.clamp(1, 4) as u32))
+                    }
+                    "matrix" => {
+                        let r = args.and_then(|a| a.named_child(1)).and_then(|c| self.const_int(c)).unwrap_or(4);
+                        let c = args.and_then(|a| a.named_child(2)).and_then(|c| self.const_int(c)).unwrap_or(4);
+                        Some(SrcType::Matrix(elem.scalar(&self.structs), r.clamp(1, 4) as u32, c.clamp(1, 4) as u32))
+                    }
+                    "thread_block_tile" => Some(SrcType::SyncObject(lockstep_ir::Scope::Wave)),
+                    _ => Some(elem),
+                }
+            }
+            "type_descriptor" => {
+                let t = n.child_by_field_name("type")?;
+                let base = self.resolve_type(t)?;
+                let mut pointer = false;
+                let mut c = n.walk();
+                for ch in n.children(&mut c) {
+                    if ch.kind() == "abstract_pointer_declarator" {
+                        pointer = true;
+                    }
+                }
+                Some(if pointer { SrcType::Pointer(Box::new(base), MemSpace::Unknown) } else { base })
+            }
+            _ => {
+                // HLSL forks may wrap types; try the last named child.
+                let mut c = n.walk();
+                let last = n.named_children(&mut c).last();
+                last.and_then(|l| if l.id() != n.id() { self.resolve_type(l) } else { None })
+            }
+        }
+    }
+
+    fn type_of_argument(&mut self, t: Node<'t>) -> Option<SrcType> {
+        match t.kind() {
+            "type_descriptor" => {
+                let inner = t.child_by_field_name("type")?;
+                self.resolve_type(inner)
+            }
+            _ => self.resolve_type(t),
+        }
+    }
+
+    /// Registers a struct definition (or finds a named one).
+    pub fn struct_type(&mut self, n: Node<'t>) -> Option<SrcType> {
+        let name = n.child_by_field_name("name").map(|x| self.text(x).to_string());
+        let Some(body) = n.child_by_field_name("body") else {
+            return name.and_then(|nm| self.struct_names.get(&nm).map(|&i| SrcType::Struct(i)));
+        };
+        let mut fields = Vec::new();
+        let mut c = body.walk();
+        for fd in body.named_children(&mut c) {
+            if fd.kind() != "field_declaration" {
+                continue;
+            }
+            let Some(tn) = fd.child_by_field_name("type") else { continue };
+            let Some(base) = self.resolve_type(tn) else { continue };
+            let mut cc = fd.walk();
+            for decl in fd.children_by_field_name("declarator", &mut cc) {
+                if let Some((fname, ty)) = self.declarator(decl, base.clone(), MemSpace::Unknown) {
+                    fields.push((fname, ty));
+                }
+            }
+        }
+        let idx = self.structs.len();
+        let nm = name.unwrap_or_else(|| format!("<anon{idx}>"));
+        self.structs.push(StructDef { fields });
+        self.struct_names.insert(nm, idx);
+        Some(SrcType::Struct(idx))
+    }
+
+    /// Applies a declarator (pointer / array / reference / init) to a base type;
+    /// returns the declared name and its full type.
+    pub fn declarator(&mut self, n: Node<'t>, base: SrcType, ptr_space: MemSpace) -> Option<(String, SrcType)> {
+        let mut node = n;
+        let mut ty = base;
+        let mut array_dims = Vec::new();
+        for _ in 0..MAX_NESTING {
+            match node.kind() {
+                "identifier" | "field_identifier" | "type_identifier" => {
+                    for d in array_dims.into_iter().rev() {
+                        ty = SrcType::Array(Box::new(ty), d);
+                    }
+                    return Some((self.text(node).to_string(), ty));
+                }
+                "init_declarator" | "attributed_declarator" | "parenthesized_declarator" => {
+                    node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?;
+                }
+                "pointer_declarator" => {
+                    ty = SrcType::Pointer(Box::new(ty), ptr_space);
+                    node = node.child_by_field_name("declarator")?;
+                }
+                "reference_declarator" => {
+                    node = node.named_child((node.named_child_count() as u32).checked_sub(1)?)?;
+                }
+                "array_declarator" => {
+                    let size = node.child_by_field_name("size").and_then(|s| self.const_int(s)).map(|v| v.max(0) as u64).unwrap_or(0);
+                    array_dims.push(size);
+                    node = node.child_by_field_name("declarator")?;
+                }
+                "function_declarator" => return None,
+                _ => {
+                    node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?;
+                }
+            }
+        }
+        None
+    }
+
+    pub fn add_global(&mut self, name: &str, kind: GlobalKind, space: MemSpace, ty: &SrcType, coherent: bool, span: Span) -> GlobalId {
+        let (dims, elem) = ty.array_dims();
+        let cells_per_elem = elem.cells(&self.structs).max(1) as u32;
+        let len = if dims.contains(&0) { None } else { Some(ty.cells(&self.structs)) };
+        let g = Global {
+            name: name.to_string(),
+            kind,
+            space,
+            elem: ty.scalar(&self.structs),
+            dims,
+            cells_per_elem,
+            len,
+            coherent,
+            init: Vec::new(),
+            span,
+        };
+        self.module.add_global(g)
+    }
+}
+
+pub fn resource_type(kind: ResourceKind, elem: SrcType, writable: bool) -> SrcType {
+    SrcType::Resource { kind, elem: Box::new(elem), writable }
+}
+
+/// Parses an integer literal with C suffixes; returns the value and whether it is unsigned.
+pub fn parse_int_literal(text: &str) -> Option<(u64, bool)> {
+    let t = text.replace('\'', "");
+    let lower = t.to_ascii_lowercase();
+    let unsigned = lower.contains('u');
+    let digits = lower.trim_end_matches(['u', 'l']);
+    let v = if let Some(h) = digits.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        u64::from_str_radix(b, 2).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') && digits.chars().all(|c| c.is_ascii_digit()) {
+        u64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse().ok()?
+    };
+    Some((v, unsigned))
+}
+
+/// Collects declaration words: qualifiers and specifiers before the type.
+pub fn decl_words<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<&'t str> {
+    let mut words = Vec::new();
+    let mut c = n.walk();
+    for (i, ch) in n.children(&mut c).enumerate() {
+        if n.field_name_for_child(i as u32).is_some() {
+            continue;
+        }
+        match ch.kind() {
+            "type_qualifier" | "storage_class_specifier" | "qualifiers" | "virtual_function_specifier" => {
+                words.extend(ctx.text(ch).split_whitespace())
+            }
+            k if !ch.is_named() || k.starts_with("__") => words.push(ctx.text(ch)),
+            _ => {}
+        }
+    }
+    words
+}
+
+/// Lowers a parsed file: every kernel entry point becomes one flat function.
+pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, options: &Options) -> Compiled {
+    let mut ctx = Ctx {
+        src: text,
+        spans,
+        d: lang.dialect(),
+        module: Module::default(),
+        diags: Vec::new(),
+        structs: Vec::new(),
+        struct_names: HashMap::new(),
+        typedefs: HashMap::new(),
+        globals: HashMap::new(),
+        funcs: HashMap::new(),
+        options,
+    };
+    let root = tree.root_node();
+    let has_errors = report_syntax_errors(&mut ctx, root);
+    let mut kernels = Vec::new();
+    collect_items(&mut ctx, root, &mut kernels, 0);
+    for k in kernels {
+        if k.has_error() {
+            let name = function_name(&ctx, k).unwrap_or_default();
+            let span = ctx.span(k);
+            ctx.diags.push(
+                Diagnostic::new("parse-error", Severity::Warning, span, format!("kernel `{name}` was not checked"))
+                    .with_primary_label("this function does not parse")
+                    .with_note("lockstep checks the other functions of the file; fix the syntax error to check this one"),
+            );
+            continue;
+        }
+        let f = FnLowerer::lower_kernel(&mut ctx, k);
+        if let Some(f) = f {
+            ctx.module.add_function(f);
+        }
+    }
+    Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
+}
+
+/// Reports ERROR and MISSING nodes (walking iteratively: trees can be very deep).
+fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
+    if !root.has_error() {
+        return false;
+    }
+    const MAX_REPORTED: usize = 20;
+    let mut found = 0usize;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let n = cursor.node();
+        let descend = n.has_error() && !(n.is_error() || n.is_missing());
+        if n.is_error() || n.is_missing() {
+            found += 1;
+            if found <= MAX_REPORTED {
+                let (msg, label) = if n.is_missing() {
+                    (format!("syntax error: expected `{}`", n.kind()), "missing here")
+                } else {
+                    ("syntax error".to_string(), "lockstep could not parse this")
+                };
+                let mut sp = ctx.span(n);
+                sp.hi = sp.hi.min(sp.lo + 200);
+                ctx.diags.push(Diagnostic::new("parse-error", Severity::Error, sp, msg).with_primary_label(label));
+            }
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    if found > MAX_REPORTED {
+        if let Some(last) = ctx.diags.last_mut() {
+            last.notes.push(format!("{} more syntax errors in this file were not listed", found - MAX_REPORTED));
+        }
+    }
+    true
+}
+
+pub fn function_name<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<String> {
+    let mut d = def.child_by_field_name("declarator")?;
+    for _ in 0..32 {
+        match d.kind() {
+            "function_declarator" => {
+                let name = d.child_by_field_name("declarator")?;
+                let name = if name.kind() == "qualified_identifier" { name.child_by_field_name("name").unwrap_or(name) } else { name };
+                return Some(ctx.text(name).to_string());
+            }
+            _ => d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?,
+        }
+    }
+    None
+}
+
+/// Whether a function definition is a kernel entry point; returns its launch facts.
+pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
+    let mut info = EntryInfo::default();
+    let mut is_entry = false;
+    let mut c = def.walk();
+    for ch in def.children(&mut c) {
+        let text = ctx.text(ch);
+        match ctx.d.entry_marker {
+            EntryMarker::GlobalSpecifier => {
+                if text == "__global__" {
+                    is_entry = true;
+                }
+                if ch.kind() == "launch_bounds" {
+                    let mut cc = ch.walk();
+                    let first = ch.named_children(&mut cc).find(|x| x.kind() != "__launch_bounds__");
+                    info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
+                }
+            }
+            EntryMarker::NumThreadsAttribute => {
+                if ch.kind().contains("attribute") {
+                    attribute_facts(ctx, ch, &mut info, &mut is_entry);
+                }
+            }
+        }
+    }
+    if let Some(gs) = ctx.options.group_size {
+        info.group_size = Some(gs);
+    }
+    is_entry.then_some(info)
+}
+
+fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_entry: &mut bool) {
+    // Attributes look like `[name(args)]`; find the call-shaped child.
+    let mut stack = vec![attr];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "call_expression" || (n.kind().contains("attribute") && n.child_by_field_name("name").is_some()) {
+            let name = n.child_by_field_name("function").or_else(|| n.child_by_field_name("name")).or_else(|| n.named_child(0));
+            let Some(name) = name else { continue };
+            let lname = ctx.text(name).to_ascii_lowercase();
+            let args = n.child_by_field_name("arguments").or_else(|| n.named_child(1));
+            let vals: Vec<i64> = args
+                .map(|a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c).filter_map(|x| ctx.const_int(x)).collect()
+                })
+                .unwrap_or_default();
+            if lname == "numthreads" {
+                *is_entry = true;
+                if vals.len() == 3 {
+                    info.group_size = Some([vals[0].max(1) as u32, vals[1].max(1) as u32, vals[2].max(1) as u32]);
+                }
+            } else if lname == "wavesize" {
+                info.wave_size = vals.first().map(|v| *v as u32);
+            }
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+}
+
+/// Walks top-level items: registers types, globals and functions; returns kernels.
+fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>, depth: u32) {
+    if depth > 64 {
+        return;
+    }
+    let mut c = n.walk();
+    let children: Vec<Node<'t>> = n.named_children(&mut c).collect();
+    for item in children {
+        match item.kind() {
+            "function_definition" => {
+                if item.child_by_field_name("body").is_none() {
+                    continue;
+                }
+                if let Some(name) = function_name(ctx, item) {
+                    if entry_info(ctx, item).is_some() {
+                        kernels.push(item);
+                    }
+                    ctx.funcs.entry(name).or_default().push(item);
+                }
+            }
+            "template_declaration" | "linkage_specification" | "namespace_definition" | "declaration_list" | "preproc_if"
+            | "preproc_ifdef" | "preproc_else" | "export_declaration" => collect_items(ctx, item, kernels, depth + 1),
+            "declaration" => global_declaration(ctx, item),
+            "struct_specifier" | "class_specifier" => {
+                ctx.struct_type(item);
+            }
+            "type_definition" => {
+                if let Some(t) = item.child_by_field_name("type").and_then(|t| ctx.resolve_type(t)) {
+                    let mut cc = item.walk();
+                    let decls: Vec<_> = item.children_by_field_name("declarator", &mut cc).collect();
+                    for d in decls {
+                        if let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) {
+                            ctx.typedefs.insert(name, ty);
+                        }
+                    }
+                }
+            }
+            "enum_specifier" => enum_constants(ctx, item),
+            k if k.contains("cbuffer") || k.contains("tbuffer") => cbuffer(ctx, item),
+            "expression_statement" => {}
+            _ => {
+                // Forks may wrap items (e.g. attributes + declaration); look inside.
+                if item.named_child_count() > 0 && !item.is_error() && item.kind() != "comment" {
+                    collect_items(ctx, item, kernels, depth + 1);
+                }
+            }
+        }
+    }
+}
+
+fn enum_constants<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+    let Some(body) = n.child_by_field_name("body") else { return };
+    let mut next = 0i64;
+    let mut c = body.walk();
+    for e in body.named_children(&mut c) {
+        if e.kind() != "enumerator" {
+            continue;
+        }
+        let Some(name) = e.child_by_field_name("name") else { continue };
+        if let Some(v) = e.child_by_field_name("value").and_then(|v| ctx.const_int(v)) {
+            next = v;
+        }
+        ctx.globals.insert(ctx.text(name).to_string(), GlobalBinding::Int(next, Type::I32));
+        next += 1;
+    }
+}
+
+fn cbuffer<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+    let body = n.child_by_field_name("body").or_else(|| {
+        let mut c = n.walk();
+        let found = n.named_children(&mut c).find(|x| x.kind() == "field_declaration_list");
+        found
+    });
+    let Some(body) = body else { return };
+    let mut c = body.walk();
+    for fd in body.named_children(&mut c) {
+        if fd.kind() != "field_declaration" && fd.kind() != "declaration" {
+            continue;
+        }
+        let Some(t) = fd.child_by_field_name("type").and_then(|t| ctx.resolve_type(t)) else { continue };
+        let mut cc = fd.walk();
+        let decls: Vec<_> = fd.children_by_field_name("declarator", &mut cc).collect();
+        for d in decls {
+            if let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Constant) {
+                let span = ctx.span(d);
+                let g = ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &ty, false, span);
+                ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
+            }
+        }
+    }
+}
+
+/// A module-level `declaration`: shared/device memory, resources, constants.
+fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+    let Some(type_node) = n.child_by_field_name("type") else { return };
+    let words = decl_words(ctx, n);
+    let is_static = words.contains(&"static");
+    let is_const = words.contains(&"const") || words.contains(&"constexpr");
+    let is_extern = words.contains(&"extern");
+    let space = words.iter().find_map(|w| ctx.d.space_qualifier(w));
+    let coherent = words.iter().any(|w| ctx.d.coherent_qualifiers.contains(w));
+    let Some(base) = ctx.resolve_type(type_node) else { return };
+    let mut c = n.walk();
+    let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+    for d in decls {
+        let Some((name, ty)) = ctx.declarator(d, base.clone(), MemSpace::Unknown) else { continue };
+        let span = ctx.span(d);
+        let init = if d.kind() == "init_declarator" { d.child_by_field_name("value") } else { None };
+        if let SrcType::Resource { kind, elem, writable } = &ty {
+            let g = ctx.add_global(&name, resource_kind(*kind, *writable), resource_space(*kind, *writable), elem, coherent, span);
+            ctx.module.globals[g.index()].len = None;
+            ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
+            continue;
+        }
+        if let Some(sp) = space {
+            let kind = match sp {
+                MemSpace::Shared if is_extern || matches!(ty, SrcType::Array(_, 0)) => GlobalKind::DynamicShared,
+                MemSpace::Shared => GlobalKind::GroupShared,
+                MemSpace::Constant => GlobalKind::Constant,
+                _ => GlobalKind::DeviceVar,
+            };
+            let g = ctx.add_global(&name, kind, sp, &ty, coherent, span);
+            ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
+            continue;
+        }
+        // Integer constants are folded; other constants/globals become constant memory.
+        if let (Some(init), SrcType::Scalar(t)) = (init, &ty) {
+            if (is_const || is_static) && t.is_int() {
+                if let Some(v) = ctx.const_int(init) {
+                    ctx.globals.insert(name, GlobalBinding::Int(v, *t));
+                    continue;
+                }
+            }
+        }
+        if is_static && !is_const {
+            // A static mutable global is per-thread private state in HLSL; rare in kernels.
+            ctx.warn("unsupported", d, format!("static global `{name}` is treated as constant"));
+        }
+        if ctx.d.plain_globals_are_constant || is_const || is_static {
+            let g = ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &ty, false, span);
+            if let Some(init) = init {
+                let mut vals = Vec::new();
+                constant_initializer(ctx, init, &mut vals);
+                ctx.module.globals[g.index()].init = vals;
+            }
+            ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
+        } else {
+            // CUDA host-side globals are not visible to kernels; record them as device memory.
+            let g = ctx.add_global(&name, GlobalKind::DeviceVar, MemSpace::Device, &ty, coherent, span);
+            ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
+        }
+    }
+}
+
+fn constant_initializer<'t>(ctx: &Ctx<'t>, n: Node<'t>, out: &mut Vec<Const>) {
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if x.kind() == "initializer_list" {
+            let mut c = x.walk();
+            let kids: Vec<_> = x.named_children(&mut c).collect();
+            stack.extend(kids.into_iter().rev());
+        } else if let Some(v) = ctx.const_int(x) {
+            out.push(Const::Int(v as u64));
+        } else if let Ok(f) = ctx.text(x).trim_end_matches(['f', 'F', 'h', 'H']).parse::<f64>() {
+            out.push(Const::Float(f));
+        } else {
+            out.push(Const::Int(0));
+        }
+    }
+}
+
+fn resource_kind(kind: ResourceKind, writable: bool) -> GlobalKind {
+    match kind {
+        ResourceKind::ConstantBuffer => GlobalKind::Constant,
+        _ if writable => GlobalKind::Uav,
+        _ => GlobalKind::ReadOnly,
+    }
+}
+
+fn resource_space(kind: ResourceKind, writable: bool) -> MemSpace {
+    match kind {
+        ResourceKind::ConstantBuffer => MemSpace::Constant,
+        _ if writable => MemSpace::Device,
+        _ => MemSpace::Constant,
+    }
+}

@@ -1,0 +1,176 @@
+//! Source-level types: what a C-family declaration means before the IR
+//! splits it into scalars.
+
+use crate::dialect::ResourceKind;
+use lockstep_ir::{MemSpace, Type};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SrcType {
+    Void,
+    Scalar(Type),
+    Vector(Type, u32),
+    Matrix(Type, u32, u32),
+    Array(Box<SrcType>, u64),
+    Struct(usize),
+    Pointer(Box<SrcType>, MemSpace),
+    Resource { kind: ResourceKind, elem: Box<SrcType>, writable: bool },
+    /// A cooperative-groups object whose `.sync()` is a barrier of this scope.
+    SyncObject(lockstep_ir::Scope),
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub fields: Vec<(String, SrcType)>,
+}
+
+impl SrcType {
+    /// Number of scalar cells.
+    pub fn cells(&self, structs: &[StructDef]) -> u64 {
+        match self {
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => 0,
+            SrcType::Scalar(_) | SrcType::Pointer(..) => 1,
+            SrcType::Vector(_, n) => *n as u64,
+            SrcType::Matrix(_, r, c) => (*r * *c) as u64,
+            SrcType::Array(e, n) => e.cells(structs).saturating_mul(*n),
+            SrcType::Struct(i) => structs.get(*i).map(|s| s.fields.iter().map(|(_, t)| t.cells(structs)).sum()).unwrap_or(0),
+        }
+    }
+
+    /// Scalar IR types of every cell, in layout order.
+    pub fn scalar_types(&self, structs: &[StructDef], out: &mut Vec<Type>) {
+        match self {
+            SrcType::Scalar(t) => out.push(*t),
+            SrcType::Pointer(_, s) => out.push(Type::Ptr(*s)),
+            SrcType::Vector(t, n) => out.extend(std::iter::repeat(*t).take(*n as usize)),
+            SrcType::Matrix(t, r, c) => out.extend(std::iter::repeat(*t).take((*r * *c) as usize)),
+            SrcType::Array(e, n) => {
+                let mut one = Vec::new();
+                e.scalar_types(structs, &mut one);
+                for _ in 0..(*n).min(1 << 20) {
+                    out.extend_from_slice(&one);
+                }
+            }
+            SrcType::Struct(i) => {
+                if let Some(s) = structs.get(*i) {
+                    for (_, t) in &s.fields {
+                        t.scalar_types(structs, out);
+                    }
+                }
+            }
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => {}
+        }
+    }
+
+    /// The scalar type of the first cell (the cell type of memory holding it).
+    pub fn scalar(&self, structs: &[StructDef]) -> Type {
+        match self {
+            SrcType::Scalar(t) | SrcType::Vector(t, _) | SrcType::Matrix(t, _, _) => *t,
+            SrcType::Pointer(_, s) => Type::Ptr(*s),
+            SrcType::Array(e, _) => e.scalar(structs),
+            SrcType::Struct(i) => structs
+                .get(*i)
+                .and_then(|s| s.fields.first())
+                .map(|(_, t)| t.scalar(structs))
+                .unwrap_or(Type::U32),
+            _ => Type::U32,
+        }
+    }
+
+    pub fn with_scalar(&self, t: Type) -> SrcType {
+        match self {
+            SrcType::Vector(_, n) => SrcType::Vector(t, *n),
+            SrcType::Matrix(_, r, c) => SrcType::Matrix(t, *r, *c),
+            _ => SrcType::Scalar(t),
+        }
+    }
+
+    /// Whether this value lives in SSA registers (as opposed to memory).
+    pub fn is_register(&self) -> bool {
+        match self {
+            SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Array dimensions and the element below them (`float a[4][8]` → [4, 8], float).
+    pub fn array_dims(&self) -> (Vec<u64>, &SrcType) {
+        let mut dims = Vec::new();
+        let mut t = self;
+        while let SrcType::Array(e, n) = t {
+            dims.push(*n);
+            t = e;
+        }
+        (dims, t)
+    }
+}
+
+/// Parses a scalar / vector / matrix type name (`float`, `uint3`, `half4`,
+/// `float4x4`, `min16float2`, `int`, `unsigned int`, `float4` in CUDA too).
+pub fn parse_numeric(name: &str) -> Option<SrcType> {
+    let name = name.trim();
+    let scalar_of = |base: &str| -> Option<Type> {
+        Some(match base {
+            "bool" => Type::Bool,
+            "int" | "int32_t" | "min16int" | "min12int" | "short" | "int16_t" | "char" | "signed" | "signed char"
+            | "int8_t" | "dword_signed" | "long" => Type::I32,
+            "uint" | "unsigned" | "unsigned int" | "uint32_t" | "min16uint" | "dword" | "ushort" | "uint16_t" | "unsigned short"
+            | "unsigned char" | "uchar" | "uint8_t" | "size_t" | "unsigned long" => Type::U32,
+            "int64_t" | "long long" | "longlong" | "long long int" | "ptrdiff_t" => Type::I64,
+            "uint64_t" | "unsigned long long" | "ulonglong" | "unsigned long long int" => Type::U64,
+            "half" | "float16_t" | "min16float" | "min10float" | "__half" => Type::F16,
+            "float" | "float32_t" => Type::F32,
+            "double" | "float64_t" => Type::F64,
+            _ => return None,
+        })
+    };
+    if name == "void" {
+        return Some(SrcType::Void);
+    }
+    if let Some(t) = scalar_of(name) {
+        return Some(SrcType::Scalar(t));
+    }
+    // Vector and matrix suffixes: float4, float4x4, uint2, half3 ...
+    let split = name
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_digit() || *c == 'x')
+        .last()
+        .map(|(i, _)| i);
+    let i = split?;
+    let (base, dims) = name.split_at(i);
+    let base_t = scalar_of(base).or(match base {
+        "dim" => Some(Type::U32),
+        "longlong" => Some(Type::I64),
+        "ulonglong" => Some(Type::U64),
+        "uchar" | "ushort" => Some(Type::U32),
+        _ => None,
+    })?;
+    let mut parts = dims.split('x');
+    let a: u32 = parts.next()?.parse().ok()?;
+    match parts.next() {
+        None if (1..=4).contains(&a) => Some(if a == 1 { SrcType::Scalar(base_t) } else { SrcType::Vector(base_t, a) }),
+        Some(b) => {
+            let b: u32 = b.parse().ok()?;
+            ((1..=4).contains(&a) && (1..=4).contains(&b)).then_some(SrcType::Matrix(base_t, a, b))
+        }
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_type_names() {
+        assert_eq!(parse_numeric("uint3"), Some(SrcType::Vector(Type::U32, 3)));
+        assert_eq!(parse_numeric("float4x4"), Some(SrcType::Matrix(Type::F32, 4, 4)));
+        assert_eq!(parse_numeric("half2"), Some(SrcType::Vector(Type::F16, 2)));
+        assert_eq!(parse_numeric("min16float2"), Some(SrcType::Vector(Type::F16, 2)));
+        assert_eq!(parse_numeric("dim3"), Some(SrcType::Vector(Type::U32, 3)));
+        assert_eq!(parse_numeric("unsigned int"), Some(SrcType::Scalar(Type::U32)));
+        assert_eq!(parse_numeric("float1"), Some(SrcType::Scalar(Type::F32)));
+        assert_eq!(parse_numeric("Texture2D"), None);
+        assert_eq!(parse_numeric("float5"), None);
+    }
+}

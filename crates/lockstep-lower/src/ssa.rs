@@ -1,0 +1,187 @@
+//! SSA construction straight from the syntax tree, after Braun et al.,
+//! "Simple and Efficient Construction of Static Single Assignment Form":
+//! variables are read and written per block; unsealed blocks get placeholder
+//! phis that are completed when all predecessors are known; trivial phis are
+//! removed at the end so joins of identical values do not look divergent.
+
+use lockstep_ir::{BlockId, Function, Op, Type, Value};
+use lockstep_source::Span;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Var(pub u32);
+
+#[derive(Default)]
+pub struct Ssa {
+    var_types: Vec<Type>,
+    var_names: Vec<String>,
+    defs: HashMap<(Var, BlockId), Value>,
+    sealed: Vec<bool>,
+    preds: Vec<Vec<BlockId>>,
+    incomplete: HashMap<BlockId, Vec<(Var, Value)>>,
+}
+
+impl Ssa {
+    pub fn new_var(&mut self, ty: Type, name: &str) -> Var {
+        self.var_types.push(ty);
+        self.var_names.push(name.to_string());
+        Var(self.var_types.len() as u32 - 1)
+    }
+
+    pub fn var_type(&self, v: Var) -> Type {
+        self.var_types[v.0 as usize]
+    }
+
+    /// Registers a block created in `f`.
+    pub fn add_block(&mut self) {
+        self.sealed.push(false);
+        self.preds.push(Vec::new());
+    }
+
+    pub fn add_edge(&mut self, from: BlockId, to: BlockId) {
+        let p = &mut self.preds[to.index()];
+        if !p.contains(&from) {
+            p.push(from);
+        }
+    }
+
+    pub fn write(&mut self, var: Var, block: BlockId, value: Value) {
+        self.defs.insert((var, block), value);
+    }
+
+    pub fn read(&mut self, f: &mut Function, var: Var, block: BlockId, span: Span) -> Value {
+        // Walk single-predecessor chains iteratively: long straight-line code must not recurse.
+        let mut chain = Vec::new();
+        let mut b = block;
+        let value = loop {
+            if let Some(&v) = self.defs.get(&(var, b)) {
+                break v;
+            }
+            if !self.sealed[b.index()] {
+                let phi = self.new_phi(f, var, b, span);
+                self.incomplete.entry(b).or_default().push((var, phi));
+                self.defs.insert((var, b), phi);
+                break phi;
+            }
+            match self.preds[b.index()].len() {
+                0 => {
+                    let undef = f.add_inst(Op::Undef, self.var_type(var), span);
+                    f.block_mut(b).insts.insert(0, undef);
+                    self.defs.insert((var, b), undef);
+                    break undef;
+                }
+                1 => {
+                    chain.push(b);
+                    b = self.preds[b.index()][0];
+                }
+                _ => {
+                    let phi = self.new_phi(f, var, b, span);
+                    self.defs.insert((var, b), phi);
+                    self.fill_phi(f, var, phi, b, span);
+                    break phi;
+                }
+            }
+        };
+        for c in chain {
+            self.defs.insert((var, c), value);
+        }
+        value
+    }
+
+    fn new_phi(&mut self, f: &mut Function, var: Var, block: BlockId, span: Span) -> Value {
+        let phi = f.add_inst(Op::Phi(Vec::new()), self.var_type(var), span);
+        f.inst_mut(phi).name = Some(self.var_names[var.0 as usize].clone());
+        f.block_mut(block).insts.insert(0, phi);
+        phi
+    }
+
+    fn fill_phi(&mut self, f: &mut Function, var: Var, phi: Value, block: BlockId, span: Span) {
+        let preds = self.preds[block.index()].clone();
+        let mut incoming = Vec::with_capacity(preds.len());
+        for p in preds {
+            incoming.push((p, self.read(f, var, p, span)));
+        }
+        f.inst_mut(phi).op = Op::Phi(incoming);
+    }
+
+    /// All predecessors of `block` are known: complete its placeholder phis.
+    pub fn seal(&mut self, f: &mut Function, block: BlockId) {
+        if self.sealed[block.index()] {
+            return;
+        }
+        self.sealed[block.index()] = true;
+        for (var, phi) in self.incomplete.remove(&block).unwrap_or_default() {
+            let span = f.inst(phi).span;
+            self.fill_phi(f, var, phi, block, span);
+        }
+    }
+
+    /// Seals every block still open (after lowering) and removes trivial phis.
+    pub fn finish(&mut self, f: &mut Function) {
+        for b in 0..f.blocks.len() {
+            self.seal(f, BlockId(b as u32));
+        }
+        remove_trivial_phis(f);
+    }
+}
+
+/// Replaces phis whose incoming values are all one value (or the phi itself)
+/// by that value, to a fixed point, and drops them from their blocks.
+pub fn remove_trivial_phis(f: &mut Function) {
+    let mut replace: Vec<Option<Value>> = vec![None; f.insts.len()];
+    fn find(replace: &[Option<Value>], mut v: Value) -> Value {
+        let mut steps = 0;
+        while let Some(r) = replace.get(v.index()).copied().flatten() {
+            v = r;
+            steps += 1;
+            if steps > replace.len() {
+                break;
+            }
+        }
+        v
+    }
+    loop {
+        let mut changed = false;
+        for b in 0..f.blocks.len() {
+            for i in 0..f.blocks[b].insts.len() {
+                let v = f.blocks[b].insts[i];
+                if replace[v.index()].is_some() {
+                    continue;
+                }
+                let Op::Phi(inc) = &f.inst(v).op else { continue };
+                let mut same: Option<Value> = None;
+                let mut trivial = true;
+                for &(_, x) in inc {
+                    let x = find(&replace, x);
+                    if x == v || Some(x) == same {
+                        continue;
+                    }
+                    if same.is_some() {
+                        trivial = false;
+                        break;
+                    }
+                    same = Some(x);
+                }
+                if trivial {
+                    if let Some(s) = same {
+                        replace[v.index()] = Some(s);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if replace.iter().all(Option::is_none) {
+        return;
+    }
+    for inst in f.insts.iter_mut() {
+        inst.op.map_operands(|v| find(&replace, v));
+    }
+    for block in f.blocks.iter_mut() {
+        block.term.map_operands(|v| find(&replace, v));
+        block.insts.retain(|v| replace[v.index()].is_none());
+    }
+}

@@ -1,0 +1,846 @@
+//! Function bodies: statements, control flow, declarations, and the
+//! inlining of helper functions at their call sites.
+
+use crate::dialect::Semantic;
+use crate::module::{decl_words, entry_info, function_name, Ctx, GlobalBinding, MAX_NESTING};
+use crate::srctype::SrcType;
+use crate::ssa::{Ssa, Var};
+use lockstep_diag::{Diagnostic, Severity};
+use lockstep_ir::{
+    BinOp, BlockId, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
+    MemSpace, Op, Param, Root, Scope, Terminator, Type, Value,
+};
+use lockstep_source::Span;
+use lockstep_syntax::Node;
+use std::collections::{HashMap, HashSet};
+
+/// A typed value split into scalar components.
+#[derive(Clone, Debug)]
+pub struct RV {
+    pub vals: Vec<Value>,
+    pub ty: SrcType,
+}
+
+/// Something that can be assigned to.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// SSA variables, one per scalar component.
+    Vars { vars: Vec<Var>, ty: SrcType },
+    /// Memory cells at `base + offsets[i]`.
+    Mem { space: MemSpace, root: Root, base: Value, offsets: Vec<u32>, ty: SrcType },
+}
+
+/// What a name in a function scope stands for.
+#[derive(Clone, Debug)]
+pub enum Binding {
+    Place(Place),
+    Sync(Scope),
+}
+
+struct LoopTargets {
+    break_to: BlockId,
+    continue_to: Option<BlockId>,
+}
+
+/// An inlined helper being lowered.
+struct Frame {
+    name: String,
+    return_to: BlockId,
+    ret: Option<(Vec<Var>, SrcType)>,
+    site: u32,
+}
+
+pub struct FnLowerer<'c, 't> {
+    pub cx: &'c mut Ctx<'t>,
+    pub f: Function,
+    pub ssa: Ssa,
+    pub cur: BlockId,
+    scopes: Vec<HashMap<String, Binding>>,
+    loops: Vec<LoopTargets>,
+    frames: Vec<Frame>,
+    pub depth: u32,
+    pub group_size: Option<[u32; 3]>,
+    /// Blocks holding code that follows a `return`, `break` or `continue`.
+    unreachable: HashSet<BlockId>,
+}
+
+impl<'c, 't> FnLowerer<'c, 't> {
+    /// Lowers a kernel definition (inlining every helper it calls).
+    pub fn lower_kernel(cx: &'c mut Ctx<'t>, def: Node<'t>) -> Option<Function> {
+        let name = function_name(cx, def)?;
+        let info = entry_info(cx, def)?;
+        let span = cx.span(def);
+        let mut f = Function::new(name, span);
+        f.entry = Some(info.clone());
+        let mut l = FnLowerer {
+            cx,
+            f,
+            ssa: Ssa::default(),
+            cur: BlockId(0),
+            scopes: vec![HashMap::new()],
+            loops: Vec::new(),
+            frames: Vec::new(),
+            depth: 0,
+            group_size: info.group_size,
+            unreachable: HashSet::new(),
+        };
+        let entry = l.new_block(span);
+        l.ssa.seal(&mut l.f, entry);
+        l.cur = entry;
+        l.entry_params(def);
+        if let Some(body) = def.child_by_field_name("body") {
+            l.stmt(body);
+        }
+        let end = l.span_end(def);
+        l.terminate(Terminator::Return(None), end, None);
+        let mut f = std::mem::replace(&mut l.f, Function::new("", span));
+        l.ssa.finish(&mut f);
+        f.remove_unreachable_blocks();
+        f.remove_dead_code();
+        Some(f)
+    }
+
+    // ----- emission helpers -----
+
+    pub fn span(&self, n: Node) -> Span {
+        self.cx.span(n)
+    }
+
+    fn span_end(&self, n: Node) -> Span {
+        let e = n.end_byte().saturating_sub(1) as u32;
+        self.cx.spans.span(e, e + 1)
+    }
+
+    pub fn emit(&mut self, op: Op, ty: Type, span: Span) -> Value {
+        let v = self.f.push(self.cur, op, ty, span);
+        self.f.inst_mut(v).inlined_at = self.frames.last().map(|fr| fr.site);
+        v
+    }
+
+    pub fn konst(&mut self, ty: Type, c: Const, span: Span) -> Value {
+        self.emit(Op::Const(c), ty, span)
+    }
+
+    pub fn int(&mut self, ty: Type, v: i64, span: Span) -> Value {
+        self.konst(ty, Const::Int(v as u64), span)
+    }
+
+    pub fn new_block(&mut self, span: Span) -> BlockId {
+        let b = self.f.add_block(span);
+        self.ssa.add_block();
+        b
+    }
+
+    /// Ends the current block; further code goes to a fresh unreachable block.
+    /// Code after `return`/`break` adds no edges, so it cannot feed phis.
+    fn terminate(&mut self, term: Terminator, span: Span, exit: Option<ExitKind>) {
+        let cur = self.cur;
+        let term = if self.unreachable.contains(&cur) { Terminator::Unreachable } else { term };
+        for s in term.successors() {
+            self.ssa.add_edge(cur, s);
+        }
+        self.f.set_term(cur, term, span);
+        self.f.block_mut(cur).exit = exit;
+        let dead = self.new_block(span);
+        self.ssa.seal(&mut self.f, dead);
+        self.unreachable.insert(dead);
+        self.cur = dead;
+    }
+
+    fn jump(&mut self, to: BlockId, span: Span) {
+        self.terminate(Terminator::Jump(to), span, None);
+    }
+
+    fn branch(&mut self, cond: Value, then_to: BlockId, else_to: BlockId, span: Span, cond_span: Span) {
+        let cur = self.cur;
+        self.terminate(Terminator::Branch { cond, then_to, else_to }, span, None);
+        self.f.block_mut(cur).cond_span = Some(cond_span);
+    }
+
+    fn seal(&mut self, b: BlockId) {
+        self.ssa.seal(&mut self.f, b);
+    }
+
+    fn enter(&mut self, b: BlockId) {
+        self.cur = b;
+    }
+
+    // ----- scopes -----
+
+    pub fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn bind(&mut self, name: String, b: Binding) {
+        self.scopes.last_mut().expect("a scope is always open").insert(name, b);
+    }
+
+    pub fn new_vars(&mut self, ty: &SrcType, name: &str) -> Vec<Var> {
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        types.iter().map(|&t| self.ssa.new_var(t, name)).collect()
+    }
+
+    pub fn diag(&mut self, rule: &str, n: Node, message: String) {
+        let d = Diagnostic::new(rule, Severity::Warning, self.span(n), message);
+        self.cx.diags.push(d);
+    }
+
+    // ----- entry parameters -----
+
+    fn entry_params(&mut self, def: Node<'t>) {
+        let Some(params) = def.child_by_field_name("declarator").and_then(find_parameter_list) else { return };
+        let mut c = params.walk();
+        let list: Vec<_> = params.named_children(&mut c).filter(|p| p.kind().contains("parameter_declaration")).collect();
+        for (i, p) in list.into_iter().enumerate() {
+            let Some(t) = p.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t)) else { continue };
+            let decl = p.child_by_field_name("declarator");
+            let (name, ty) = match decl.and_then(|d| self.cx.declarator(d, t.clone(), MemSpace::Device)) {
+                Some(x) => x,
+                None => (format!("param{i}"), t),
+            };
+            let span = self.span(p);
+            let semantic = semantic_of(self.cx, p).and_then(|s| self.cx.d.semantic(&s));
+            let vals: Vec<Value> = match semantic {
+                Some(sem) => self.semantic_values(sem, &ty, span),
+                None => {
+                    let mut types = Vec::new();
+                    ty.scalar_types(&self.cx.structs, &mut types);
+                    if types.len() != 1 {
+                        // Aggregate kernel arguments are uniform: model each cell as a parameter.
+                        types
+                            .iter()
+                            .map(|&t| {
+                                let idx = self.f.params.len() as u32;
+                                self.f.params.push(Param { name: name.clone(), ty: t, span });
+                                self.emit(Op::Param(idx), t, span)
+                            })
+                            .collect()
+                    } else {
+                        let idx = self.f.params.len() as u32;
+                        self.f.params.push(Param { name: name.clone(), ty: types[0], span });
+                        vec![self.emit(Op::Param(idx), types[0], span)]
+                    }
+                }
+            };
+            let vars = self.new_vars(&ty, &name);
+            for (v, x) in vars.iter().zip(&vals) {
+                self.ssa.write(*v, self.cur, *x);
+                self.f.inst_mut(*x).name.get_or_insert_with(|| name.clone());
+            }
+            self.bind(name, Binding::Place(Place::Vars { vars, ty }));
+        }
+    }
+
+    /// A builtin component, folding launch-shape values the source fixes.
+    pub fn builtin(&mut self, b: Builtin, span: Span) -> Value {
+        match (b, self.group_size) {
+            (Builtin::GroupSize(a), Some(gs)) => self.int(Type::U32, gs[a as usize % 3] as i64, span),
+            (Builtin::LocalIndex, Some([_, 1, 1])) => self.emit(Op::Builtin(Builtin::LocalId(0)), Type::U32, span),
+            (Builtin::LocalIndex, Some([x, y, _])) => {
+                let lx = self.emit(Op::Builtin(Builtin::LocalId(0)), Type::U32, span);
+                let ly = self.emit(Op::Builtin(Builtin::LocalId(1)), Type::U32, span);
+                let lz = self.emit(Op::Builtin(Builtin::LocalId(2)), Type::U32, span);
+                let cx = self.int(Type::U32, x as i64, span);
+                let cxy = self.int(Type::U32, (x * y) as i64, span);
+                let a = self.emit(Op::Binary(BinOp::Mul, ly, cx), Type::U32, span);
+                let b2 = self.emit(Op::Binary(BinOp::Mul, lz, cxy), Type::U32, span);
+                let s = self.emit(Op::Binary(BinOp::Add, lx, a), Type::U32, span);
+                self.emit(Op::Binary(BinOp::Add, s, b2), Type::U32, span)
+            }
+            (Builtin::LocalId(a), Some(gs)) if gs[a as usize % 3] == 1 => self.int(Type::U32, 0, span),
+            _ => self.emit(Op::Builtin(b), Type::U32, span),
+        }
+    }
+
+    fn semantic_values(&mut self, sem: Semantic, ty: &SrcType, span: Span) -> Vec<Value> {
+        let n = ty.cells(&self.cx.structs).clamp(1, 3) as u8;
+        (0..n)
+            .map(|a| match sem {
+                Semantic::GroupThreadId => self.builtin(Builtin::LocalId(a), span),
+                Semantic::GroupId => self.builtin(Builtin::GroupId(a), span),
+                Semantic::GroupIndex => self.builtin(Builtin::LocalIndex, span),
+                Semantic::DispatchThreadId => {
+                    let g = self.builtin(Builtin::GroupId(a), span);
+                    let s = self.builtin(Builtin::GroupSize(a), span);
+                    let l = self.builtin(Builtin::LocalId(a), span);
+                    let gs = self.emit(Op::Binary(BinOp::Mul, g, s), Type::U32, span);
+                    self.emit(Op::Binary(BinOp::Add, gs, l), Type::U32, span)
+                }
+            })
+            .collect()
+    }
+
+    // ----- statements -----
+
+    pub fn stmt(&mut self, n: Node<'t>) {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            self.depth -= 1;
+            let span = self.span(n);
+            self.cx.diags.push(
+                Diagnostic::new("nesting-too-deep", Severity::Warning, span, "statement nested too deeply; skipped")
+                    .with_primary_label("lockstep stops descending here")
+                    .with_note(format!("nesting beyond {MAX_NESTING} levels is not analysed")),
+            );
+            return;
+        }
+        self.stmt_inner(n);
+        self.depth -= 1;
+    }
+
+    fn stmt_inner(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        match n.kind() {
+            "compound_statement" | "declaration_list" => {
+                self.scopes.push(HashMap::new());
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).collect();
+                for k in kids {
+                    self.stmt(k);
+                }
+                self.scopes.pop();
+            }
+            "expression_statement" => {
+                if let Some(e) = n.named_child(0) {
+                    self.expr(e);
+                }
+            }
+            "declaration" => self.declaration(n),
+            "if_statement" => self.if_stmt(n),
+            "while_statement" => self.while_stmt(n),
+            "for_statement" => self.for_stmt(n),
+            "do_statement" => self.do_stmt(n),
+            "switch_statement" => self.switch_stmt(n),
+            "break_statement" => match self.loops.last().map(|l| l.break_to) {
+                Some(t) => self.terminate(Terminator::Jump(t), span, Some(ExitKind::Break)),
+                None => self.diag("unsupported", n, "`break` outside a loop or switch".into()),
+            },
+            "continue_statement" => match self.loops.iter().rev().find_map(|l| l.continue_to) {
+                Some(t) => self.terminate(Terminator::Jump(t), span, Some(ExitKind::Continue)),
+                None => self.diag("unsupported", n, "`continue` outside a loop".into()),
+            },
+            "return_statement" => self.return_stmt(n),
+            "discard_statement" => self.terminate(Terminator::Discard, span, Some(ExitKind::Discard)),
+            "labeled_statement" | "attributed_statement" => {
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).filter(|k| k.kind().ends_with("statement") || k.kind() == "declaration").collect();
+                for k in kids {
+                    self.stmt(k);
+                }
+            }
+            "goto_statement" => self.diag("unsupported", n, "`goto` is not analysed; control flow after it may be imprecise".into()),
+            "comment" | "preproc_call" | "preproc_def" | "preproc_function_def" | "preproc_include" | ";" => {}
+            "type_definition" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
+                if n.kind() == "struct_specifier" || n.kind() == "class_specifier" {
+                    self.cx.struct_type(n);
+                }
+            }
+            "case_statement" => {
+                // Only reached for malformed switches; lower the statements it holds.
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).skip(1).collect();
+                for k in kids {
+                    self.stmt(k);
+                }
+            }
+            k if k.contains("attribute") => {}
+            _ => {
+                // Expressions used as statements by some grammars.
+                if n.kind().ends_with("expression") {
+                    self.expr(n);
+                }
+            }
+        }
+    }
+
+    fn if_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        let Some(cond_node) = n.child_by_field_name("condition") else { return };
+        let cond_expr = unwrap_condition(cond_node);
+        let cond = self.condition(cond_expr);
+        let then_b = self.new_block(span);
+        let join = self.new_block(span);
+        let alt = n.child_by_field_name("alternative");
+        let else_b = if alt.is_some() { self.new_block(span) } else { join };
+        let cs = self.span(cond_expr);
+        self.branch(cond, then_b, else_b, span, cs);
+        self.seal(then_b);
+        self.enter(then_b);
+        if let Some(c) = n.child_by_field_name("consequence") {
+            self.stmt(c);
+        }
+        self.jump(join, span);
+        if let Some(alt) = alt {
+            self.seal(else_b);
+            self.enter(else_b);
+            // tree-sitter-cpp wraps the else branch in an `else_clause`.
+            let body = if alt.kind() == "else_clause" { alt.named_child(0) } else { Some(alt) };
+            if let Some(b) = body {
+                self.stmt(b);
+            }
+            self.jump(join, span);
+        }
+        self.seal(join);
+        self.enter(join);
+    }
+
+    fn while_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        let header = self.new_block(span);
+        let body = self.new_block(span);
+        let exit = self.new_block(span);
+        self.jump(header, span);
+        self.enter(header);
+        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
+        let cond = match cond_node {
+            Some(c) => self.condition(c),
+            None => self.konst(Type::Bool, Const::Bool(true), span),
+        };
+        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
+        self.branch(cond, body, exit, span, cs);
+        self.seal(body);
+        self.enter(body);
+        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(header) });
+        if let Some(b) = n.child_by_field_name("body") {
+            self.stmt(b);
+        }
+        self.loops.pop();
+        self.jump(header, span);
+        self.seal(header);
+        self.seal(exit);
+        self.enter(exit);
+    }
+
+    fn for_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        self.scopes.push(HashMap::new());
+        if let Some(init) = n.child_by_field_name("initializer") {
+            if init.kind() == "declaration" {
+                self.declaration(init);
+            } else {
+                self.expr(init);
+            }
+        }
+        let header = self.new_block(span);
+        let body = self.new_block(span);
+        let latch = self.new_block(span);
+        let exit = self.new_block(span);
+        self.jump(header, span);
+        self.enter(header);
+        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
+        let cond = match cond_node {
+            Some(c) => self.condition(c),
+            None => self.konst(Type::Bool, Const::Bool(true), span),
+        };
+        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
+        self.branch(cond, body, exit, span, cs);
+        self.seal(body);
+        self.enter(body);
+        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(latch) });
+        if let Some(b) = n.child_by_field_name("body") {
+            self.stmt(b);
+        }
+        self.loops.pop();
+        self.jump(latch, span);
+        self.seal(latch);
+        self.enter(latch);
+        let mut c = n.walk();
+        let updates: Vec<_> = n.children_by_field_name("update", &mut c).collect();
+        for u in updates {
+            self.expr(u);
+        }
+        self.jump(header, span);
+        self.seal(header);
+        self.seal(exit);
+        self.enter(exit);
+        self.scopes.pop();
+    }
+
+    fn do_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        let body = self.new_block(span);
+        let latch = self.new_block(span);
+        let exit = self.new_block(span);
+        self.jump(body, span);
+        self.enter(body);
+        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(latch) });
+        if let Some(b) = n.child_by_field_name("body") {
+            self.stmt(b);
+        }
+        self.loops.pop();
+        self.jump(latch, span);
+        self.seal(latch);
+        self.enter(latch);
+        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
+        let cond = match cond_node {
+            Some(c) => self.condition(c),
+            None => self.konst(Type::Bool, Const::Bool(false), span),
+        };
+        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
+        self.branch(cond, body, exit, span, cs);
+        self.seal(body);
+        self.seal(exit);
+        self.enter(exit);
+    }
+
+    fn switch_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        let Some(cond_node) = n.child_by_field_name("condition").map(unwrap_condition) else { return };
+        let rv = self.expr(cond_node);
+        let value = match rv.vals.first() {
+            Some(&v) => v,
+            None => self.konst(Type::I32, Const::Int(0), span),
+        };
+        let exit = self.new_block(span);
+        let dispatch = self.cur;
+        let mut cases = Vec::new();
+        let mut default = None;
+        let mut case_blocks = Vec::new();
+        let body = n.child_by_field_name("body");
+        let mut items = Vec::new();
+        if let Some(body) = body {
+            let mut c = body.walk();
+            items = body.named_children(&mut c).filter(|x| x.kind() == "case_statement").collect();
+        }
+        for item in &items {
+            let b = self.new_block(self.span(*item));
+            case_blocks.push(b);
+            match item.child_by_field_name("value") {
+                Some(v) => match self.cx.const_int(v) {
+                    Some(k) => cases.push((k as u64, b)),
+                    None => self.diag("unsupported", v, "case label is not a constant".into()),
+                },
+                None => default = Some(b),
+            }
+        }
+        let default = default.unwrap_or(exit);
+        let cs = self.span(cond_node);
+        self.terminate(Terminator::Switch { value, cases, default }, span, None);
+        self.f.block_mut(dispatch).cond_span = Some(cs);
+        self.loops.push(LoopTargets { break_to: exit, continue_to: None });
+        for (i, item) in items.iter().enumerate() {
+            let b = case_blocks[i];
+            // Fallthrough from the previous case.
+            if i > 0 {
+                self.jump(b, span);
+            }
+            self.seal(b);
+            self.enter(b);
+            let mut c = item.walk();
+            let has_value = item.child_by_field_name("value").is_some();
+            let stmts: Vec<_> = item.named_children(&mut c).skip(has_value as usize).collect();
+            for s in stmts {
+                self.stmt(s);
+            }
+        }
+        self.loops.pop();
+        self.jump(exit, span);
+        self.seal(exit);
+        self.enter(exit);
+    }
+
+    fn return_stmt(&mut self, n: Node<'t>) {
+        let span = self.span(n);
+        let value = n.named_child(0).map(|e| self.expr(e));
+        match self.frames.last() {
+            Some(frame) => {
+                let to = frame.return_to;
+                if let (Some(rv), Some((vars, ty))) = (value, frame.ret.clone()) {
+                    let vals = self.convert_to(&rv, &ty, span);
+                    for (v, x) in vars.iter().zip(vals) {
+                        self.ssa.write(*v, self.cur, x);
+                    }
+                }
+                self.terminate(Terminator::Jump(to), span, Some(ExitKind::Return));
+            }
+            None => self.terminate(Terminator::Return(None), span, Some(ExitKind::Return)),
+        }
+    }
+
+    // ----- declarations -----
+
+    fn declaration(&mut self, n: Node<'t>) {
+        let words = decl_words(self.cx, n);
+        let space = words.iter().find_map(|w| self.cx.d.space_qualifier(w));
+        let is_const = words.contains(&"const");
+        let is_static = words.contains(&"static");
+        let coherent = words.iter().any(|w| self.cx.d.coherent_qualifiers.contains(w));
+        let base = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
+        let mut c = n.walk();
+        let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in decls {
+            let init = if d.kind() == "init_declarator" { d.child_by_field_name("value") } else { None };
+            let span = self.span(d);
+            // `auto` and unknown type names take the initializer's type.
+            let declared = base.clone().and_then(|b| self.cx.declarator(d, b, MemSpace::Unknown));
+            let (name, ty, init_rv) = match declared {
+                Some((name, ty)) => (name, ty, None),
+                None => {
+                    let Some(init) = init else { continue };
+                    let name = declarator_name(self.cx, d).unwrap_or_default();
+                    let rv = self.expr(init);
+                    (name, rv.ty.clone(), Some(rv))
+                }
+            };
+            if let Some(sp) = space.filter(|s| *s == MemSpace::Shared || *s == MemSpace::Device || *s == MemSpace::Constant) {
+                // `__shared__` inside a kernel: one allocation per group.
+                let kind = match sp {
+                    MemSpace::Shared if words.contains(&"extern") || matches!(ty, SrcType::Array(_, 0)) => GlobalKind::DynamicShared,
+                    MemSpace::Shared => GlobalKind::GroupShared,
+                    MemSpace::Constant => GlobalKind::Constant,
+                    _ => GlobalKind::DeviceVar,
+                };
+                let g = self.cx.add_global(&name, kind, sp, &ty, coherent, span);
+                let place = self.global_place(g, &ty, sp, span);
+                self.bind(name, Binding::Place(place));
+                continue;
+            }
+            if let SrcType::SyncObject(scope) = ty {
+                self.bind(name, Binding::Sync(scope));
+                continue;
+            }
+            if let (true, true, SrcType::Scalar(t), Some(init)) = (is_const || is_static, init_rv.is_none(), &ty, init) {
+                if t.is_int() {
+                    if let Some(v) = self.cx.const_int(init) {
+                        let x = self.int(*t, v, span);
+                        let vars = self.new_vars(&ty, &name);
+                        self.ssa.write(vars[0], self.cur, x);
+                        self.bind(name, Binding::Place(Place::Vars { vars, ty }));
+                        continue;
+                    }
+                }
+            }
+            let place = if ty.is_register() {
+                let vars = self.new_vars(&ty, &name);
+                Place::Vars { vars, ty: ty.clone() }
+            } else {
+                let len = ty.cells(&self.cx.structs);
+                let local = LocalId(self.f.locals.len() as u32);
+                self.f.locals.push(IrLocal { name: name.clone(), elem: ty.scalar(&self.cx.structs), len, span });
+                let zero = self.int(Type::U32, 0, span);
+                let offsets = (0..len.min(1 << 16) as u32).collect();
+                Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets, ty: ty.clone() }
+            };
+            let rv = match (init_rv, init) {
+                (Some(rv), _) => Some(rv),
+                (None, Some(init)) => Some(self.initializer(init, &ty)),
+                (None, None) => None,
+            };
+            if let Some(rv) = rv {
+                self.assign(&place, &rv, span, Some(&name));
+            } else if let Place::Vars { vars, .. } = &place {
+                // Declared without a value: an explicit undef keeps reads well defined.
+                for v in vars.clone() {
+                    let t = self.ssa.var_type(v);
+                    let u = self.emit(Op::Undef, t, span);
+                    self.ssa.write(v, self.cur, u);
+                }
+            }
+            self.bind(name, Binding::Place(place));
+        }
+    }
+
+    /// An initializer: a brace list (flattened) or an expression.
+    fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
+        if n.kind() == "initializer_list" {
+            let mut vals = Vec::new();
+            let mut stack = vec![n];
+            let mut leaves = Vec::new();
+            while let Some(x) = stack.pop() {
+                if x.kind() == "initializer_list" {
+                    let mut c = x.walk();
+                    let kids: Vec<_> = x.named_children(&mut c).collect();
+                    stack.extend(kids.into_iter().rev());
+                } else {
+                    leaves.push(x);
+                }
+            }
+            for l in leaves {
+                let rv = self.expr(l);
+                vals.extend(rv.vals);
+            }
+            let mut types = Vec::new();
+            ty.scalar_types(&self.cx.structs, &mut types);
+            let span = self.span(n);
+            // Missing trailing elements are zero.
+            while vals.len() < types.len() && vals.len() < (1 << 16) {
+                let t = types[vals.len()];
+                let z = if t.is_float() { self.konst(t, Const::Float(0.0), span) } else { self.int(t, 0, span) };
+                vals.push(z);
+            }
+            RV { vals, ty: ty.clone() }
+        } else {
+            self.expr(n)
+        }
+    }
+
+    /// The place of a module-level or kernel-level allocation.
+    pub fn global_place(&mut self, g: lockstep_ir::GlobalId, ty: &SrcType, space: MemSpace, span: Span) -> Place {
+        let zero = self.int(Type::U32, 0, span);
+        let cells = ty.cells(&self.cx.structs).min(1 << 16) as u32;
+        Place::Mem { space, root: Root::Global(g), base: zero, offsets: (0..cells.max(1)).collect(), ty: ty.clone() }
+    }
+
+    // ----- inlining -----
+
+    /// Lowers a call to a helper with a body by inlining it here.
+    pub fn inline_call(&mut self, def: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
+        let span = self.span(call);
+        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
+            self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
+            return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
+        }
+        let site = self.f.inline_sites.len() as u32;
+        self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
+        let ret_ty = def.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t)).unwrap_or(SrcType::Void);
+        let ret_ty = match def.child_by_field_name("declarator") {
+            Some(d) if d.kind() == "pointer_declarator" => SrcType::Pointer(Box::new(ret_ty), MemSpace::Unknown),
+            _ => ret_ty,
+        };
+        let ret = if ret_ty == SrcType::Void { None } else { Some((self.new_vars(&ret_ty, name), ret_ty.clone())) };
+        let return_to = self.new_block(span);
+        // Bind parameters in a fresh scope that sees only globals.
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
+        let saved_loops = std::mem::take(&mut self.loops);
+        self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
+        if let Some(params) = def.child_by_field_name("declarator").and_then(find_parameter_list) {
+            let mut c = params.walk();
+            let list: Vec<_> = params.named_children(&mut c).filter(|p| p.kind().contains("parameter_declaration")).collect();
+            for (i, p) in list.into_iter().enumerate() {
+                let Some((place, rv)) = args.get(i) else { break };
+                let words = decl_words(self.cx, p);
+                let by_ref = words.iter().any(|w| *w == "out" || *w == "inout")
+                    || p.child_by_field_name("declarator").is_some_and(|d| has_reference(d));
+                let base = p.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
+                let declared = base.and_then(|b| p.child_by_field_name("declarator").and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
+                let Some((pname, pty)) = declared else { continue };
+                let pspan = self.span(p);
+                match (by_ref, place) {
+                    (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
+                    _ if matches!(rv.ty, SrcType::SyncObject(_)) => {
+                        if let SrcType::SyncObject(s) = rv.ty {
+                            self.bind(pname, Binding::Sync(s))
+                        }
+                    }
+                    // Arrays decay to references to the caller's memory.
+                    (_, Some(pl @ Place::Mem { .. })) if matches!(pty, SrcType::Array(..)) => self.bind(pname, Binding::Place(pl.clone())),
+                    _ => {
+                        let ty = if pty.is_register() { pty } else { rv.ty.clone() };
+                        let vars = self.new_vars(&ty, &pname);
+                        let place = Place::Vars { vars, ty };
+                        self.assign(&place, rv, pspan, Some(&pname));
+                        self.bind(pname, Binding::Place(place));
+                    }
+                }
+            }
+        }
+        if let Some(body) = def.child_by_field_name("body") {
+            self.stmt(body);
+        }
+        let end = self.span_end(def);
+        self.terminate(Terminator::Jump(return_to), end, None);
+        self.frames.pop();
+        self.scopes = saved_scopes;
+        self.loops = saved_loops;
+        self.seal(return_to);
+        self.enter(return_to);
+        match ret {
+            Some((vars, ty)) => {
+                let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, return_to, span)).collect();
+                RV { vals, ty }
+            }
+            None => RV { vals: Vec::new(), ty: SrcType::Void },
+        }
+    }
+
+    /// A call to a function without a body: conservative, one result per cell.
+    pub fn opaque_call(&mut self, name: &str, args: Vec<RV>, span: Span) -> RV {
+        let flat: Vec<Value> = args.iter().flat_map(|a| a.vals.iter().copied()).collect();
+        let v = self.emit(Op::Call(lockstep_ir::Callee::Opaque(name.to_string()), flat), Type::I32, span);
+        RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
+    }
+
+    /// Converts a value to bool for branching.
+    pub fn to_bool(&mut self, v: Value, span: Span) -> Value {
+        let t = self.f.inst(v).ty;
+        if t == Type::Bool {
+            return v;
+        }
+        let zero = if t.is_float() { self.konst(t, Const::Float(0.0), span) } else { self.int(t, 0, span) };
+        self.emit(Op::Cmp(CmpOp::Ne, v, zero), Type::Bool, span)
+    }
+
+    fn condition(&mut self, n: Node<'t>) -> Value {
+        let span = self.span(n);
+        let rv = self.expr(n);
+        match rv.vals.first() {
+            Some(&v) => self.to_bool(v, span),
+            None => self.konst(Type::Bool, Const::Bool(true), span),
+        }
+    }
+}
+
+/// `if (x)`: tree-sitter-cpp wraps conditions in `condition_clause`.
+fn unwrap_condition(n: Node) -> Node {
+    let mut n = n;
+    for _ in 0..8 {
+        match n.kind() {
+            "condition_clause" => match n.child_by_field_name("value").or_else(|| n.named_child(0)) {
+                Some(v) => n = v,
+                None => return n,
+            },
+            "parenthesized_expression" if n.named_child_count() == 1 => n = n.named_child(0).unwrap_or(n),
+            _ => return n,
+        }
+    }
+    n
+}
+
+fn find_parameter_list(mut d: Node) -> Option<Node> {
+    for _ in 0..32 {
+        if d.kind() == "function_declarator" {
+            return d.child_by_field_name("parameters");
+        }
+        d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?;
+    }
+    None
+}
+
+fn has_reference(d: Node) -> bool {
+    d.kind() == "reference_declarator"
+}
+
+fn declarator_name<'t>(cx: &Ctx<'t>, d: Node<'t>) -> Option<String> {
+    let mut n = d;
+    for _ in 0..32 {
+        if n.kind() == "identifier" {
+            return Some(cx.text(n).to_string());
+        }
+        n = n.child_by_field_name("declarator").or_else(|| n.named_child(0))?;
+    }
+    None
+}
+
+/// The `: SV_Xxx` semantic of a parameter, if any.
+fn semantic_of<'t>(cx: &Ctx<'t>, p: Node<'t>) -> Option<String> {
+    let mut c = p.walk();
+    for ch in p.named_children(&mut c) {
+        if ch.kind() == "semantics" || ch.kind() == "semantic" {
+            let text = cx.text(ch).trim_start_matches(':').trim();
+            return Some(text.to_string());
+        }
+    }
+    // Fall back to the text after the last ':' (grammars differ in how they nest it).
+    let text = cx.text(p);
+    text.rsplit_once(':').map(|(_, s)| s.trim().to_string()).filter(|s| s.starts_with("SV_") || s.starts_with("sv_"))
+}
+
+/// Helper used by expression lowering for a binding of a module-level name.
+pub fn global_binding<'t>(cx: &Ctx<'t>, name: &str) -> Option<GlobalBinding> {
+    cx.globals.get(name).cloned()
+}
+
+pub fn mem_ref(space: MemSpace, root: Root, index: Value) -> MemRef {
+    MemRef { space, root, index }
+}
