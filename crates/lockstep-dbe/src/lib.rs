@@ -1,0 +1,335 @@
+//! Dead-barrier elimination: decides which barriers order no hazard and removes them.
+//!
+//! For every group-synchronizing barrier the engine computes, per memory space
+//! (shared, device), what is read and written above it (back to the previous
+//! sync points along every path, loop back edges included) and below it (up to
+//! the next ones). A barrier is dead when no space it orders has a hazard
+//! across it: RAW (write above, read below), WAR (read above, write below) or
+//! WAW (write above, write below). Removing a barrier merges its two regions,
+//! which can make a neighbour necessary again, so barriers are removed one at
+//! a time in program order with the facts updated after each removal.
+
+mod access;
+mod flow;
+pub mod synth;
+
+pub use access::{classify_ref, top_effects, Alloc, Effect, Effects, HazardOracle, SameAllocation, Space, SPACES};
+
+use flow::{Prep, SpaceFlow};
+use lockstep_ir::*;
+use lockstep_source::Span;
+use std::collections::{HashMap, HashSet};
+
+/// How much the engine may assume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Only barriers with no access between them and a neighbouring barrier of their block.
+    Local,
+    /// Boolean read/write categories per space with the hazard rule.
+    Categories,
+    /// Per allocation and per space, refined by a [`HazardOracle`].
+    Precise,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "local" => Some(Mode::Local),
+            "categories" => Some(Mode::Categories),
+            "precise" => Some(Mode::Precise),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub mode: Mode,
+    /// Calls without a body access no shared or device memory.
+    pub assume_calls_safe: bool,
+    /// Follow accesses across blocks; when false a block's entry and exit count as "anything".
+    pub inter_block: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { mode: Mode::Precise, assume_calls_safe: false, inter_block: true }
+    }
+}
+
+/// The four access categories around a barrier in one space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Flags {
+    pub read_above: bool,
+    pub write_above: bool,
+    pub read_below: bool,
+    pub write_below: bool,
+}
+
+impl Flags {
+    /// RAW, WAR or WAW across the barrier.
+    pub fn hazard(&self) -> bool {
+        (self.write_above && (self.read_below || self.write_below)) || (self.read_above && self.write_below)
+    }
+    fn or(self, o: Flags) -> Flags {
+        Flags {
+            read_above: self.read_above || o.read_above,
+            write_above: self.write_above || o.write_above,
+            read_below: self.read_below || o.read_below,
+            write_below: self.write_below || o.write_below,
+        }
+    }
+}
+
+/// Flags per space. A space the barrier does not order is all false.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BarrierFlags {
+    pub shared: Flags,
+    pub device: Flags,
+}
+
+impl BarrierFlags {
+    /// Both spaces together, as the seed's one-line message prints them.
+    pub fn combined(&self) -> Flags {
+        self.shared.or(self.device)
+    }
+    pub fn space(&self, s: Space) -> Flags {
+        match s {
+            Space::Shared => self.shared,
+            Space::Device => self.device,
+        }
+    }
+    fn space_mut(&mut self, s: Space) -> &mut Flags {
+        match s {
+            Space::Shared => &mut self.shared,
+            Space::Device => &mut self.device,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keep {
+    /// A hazard crosses it (or, in local mode, it has no empty neighbour).
+    Needed,
+    /// `__syncthreads_count/and/or`: its result is data.
+    Reduction,
+    /// The caller asked to leave it alone (a barrier in divergent control flow).
+    LeftAlone,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    Removed,
+    Kept(Keep),
+}
+
+/// One group-synchronizing barrier and what the engine decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierReport {
+    pub value: Value,
+    pub span: Span,
+    pub verdict: Verdict,
+    /// The spaces the barrier orders.
+    pub orders: Spaces,
+    /// For removed barriers: the flags when it was removed; for kept ones: after all removals.
+    pub flags: BarrierFlags,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionResult {
+    /// Every group-synchronizing barrier placed in a block, in program order.
+    pub barriers: Vec<BarrierReport>,
+}
+
+impl FunctionResult {
+    pub fn removed(&self) -> Vec<Value> {
+        self.barriers.iter().filter(|b| b.verdict == Verdict::Removed).map(|b| b.value).collect()
+    }
+    pub fn kept(&self) -> Vec<Value> {
+        self.barriers.iter().filter(|b| b.verdict != Verdict::Removed).map(|b| b.value).collect()
+    }
+}
+
+/// Deletes the removed barriers from their blocks.
+pub fn apply(f: &mut Function, result: &FunctionResult) {
+    let gone: HashSet<Value> = result.removed().into_iter().collect();
+    for b in &mut f.blocks {
+        b.insts.retain(|v| !gone.contains(v));
+    }
+}
+
+/// The engine over one module; callee summaries are computed once and shared
+/// by every function it is run on.
+pub struct Engine<'m> {
+    options: Options,
+    effects: Effects<'m>,
+}
+
+/// The group-synchronizing barriers of a function, in program order.
+fn group_barriers(f: &Function) -> Vec<(Value, Barrier)> {
+    let mut out = Vec::new();
+    for b in &f.blocks {
+        for &v in &b.insts {
+            if let Some(Inst { op: Op::Barrier(bar, _), .. }) = f.insts.get(v.index()) {
+                if bar.syncs_group() {
+                    out.push((v, *bar));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn orders(bar: &Barrier) -> impl Iterator<Item = Space> + '_ {
+    SPACES.into_iter().filter(|s| bar.spaces.contains(s.mem_space()))
+}
+
+impl<'m> Engine<'m> {
+    pub fn new(module: &'m Module, options: Options) -> Engine<'m> {
+        Engine { options, effects: Effects::new(module, options.assume_calls_safe) }
+    }
+
+    fn prep<'f>(&self, f: &'f Function) -> Prep<'f> {
+        let nb = f.blocks.len();
+        let in_range = |b: &BlockId| b.index() < nb;
+        let succs: Vec<Vec<usize>> =
+            f.blocks.iter().map(|b| b.term.successors().iter().filter(|s| in_range(s)).map(|s| s.index()).collect()).collect();
+        let mut preds = vec![Vec::new(); nb];
+        for (b, ss) in succs.iter().enumerate() {
+            for &s in ss {
+                if !preds[s].contains(&b) {
+                    preds[s].push(b);
+                }
+            }
+        }
+        let mut effects = vec![Vec::new(); f.insts.len()];
+        for b in &f.blocks {
+            for &v in &b.insts {
+                if v.index() < f.insts.len() {
+                    effects[v.index()] = self.effects.of_inst(f, v);
+                }
+            }
+        }
+        Prep {
+            f,
+            preds,
+            succs,
+            returns: f.blocks.iter().map(|b| matches!(b.term, Terminator::Return(_))).collect(),
+            kernel: f.entry.is_some(),
+            effects,
+        }
+    }
+
+    fn flows(&self, prep: &Prep, transparent: &dyn Fn(Value) -> bool) -> Vec<SpaceFlow> {
+        let f = prep.f;
+        SPACES
+            .iter()
+            .map(|&space| {
+                let is_sync = |v: Value| match &f.inst(v).op {
+                    Op::Barrier(bar, _) => bar.syncs_group() && bar.spaces.contains(space.mem_space()) && !transparent(v),
+                    _ => false,
+                };
+                SpaceFlow::build(prep, space, self.options.mode == Mode::Precise, self.options.inter_block, &is_sync)
+            })
+            .collect()
+    }
+
+    fn is_dead(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> bool {
+        orders(bar).all(|s| {
+            let flow = &flows[s.index()];
+            match self.options.mode {
+                Mode::Local => flow.locally_redundant(prep, v),
+                Mode::Categories | Mode::Precise => !flow.hazard(prep.f, v, oracle),
+            }
+        })
+    }
+
+    fn flags(flows: &[SpaceFlow], v: Value) -> BarrierFlags {
+        let mut out = BarrierFlags::default();
+        for s in SPACES {
+            if flows[s.index()].has(v) {
+                *out.space_mut(s) = flows[s.index()].flags(v);
+            }
+        }
+        out
+    }
+
+    fn report(
+        f: &Function,
+        barriers: &[(Value, Barrier)],
+        leave_alone: &HashSet<Value>,
+        removed: &HashMap<Value, BarrierFlags>,
+        flows: &[SpaceFlow],
+    ) -> FunctionResult {
+        let barriers = barriers
+            .iter()
+            .map(|&(v, bar)| {
+                let (verdict, flags) = match removed.get(&v) {
+                    Some(flags) => (Verdict::Removed, *flags),
+                    None => {
+                        let keep = if bar.reduce.is_some() {
+                            Keep::Reduction
+                        } else if leave_alone.contains(&v) {
+                            Keep::LeftAlone
+                        } else {
+                            Keep::Needed
+                        };
+                        (Verdict::Kept(keep), Self::flags(flows, v))
+                    }
+                };
+                BarrierReport { value: v, span: f.inst(v).span, verdict, orders: bar.spaces, flags }
+            })
+            .collect();
+        FunctionResult { barriers }
+    }
+
+    fn candidates<'b>(barriers: &'b [(Value, Barrier)], leave_alone: &'b HashSet<Value>) -> impl Iterator<Item = &'b (Value, Barrier)> {
+        barriers.iter().filter(|(v, bar)| bar.reduce.is_none() && !leave_alone.contains(v))
+    }
+
+    /// Decides every barrier of `f` and returns the verdicts (the function is
+    /// not changed: see [`apply`]). `leave_alone` barriers are neither removed
+    /// nor trusted as sync points (pass the ones the uniformity check reported).
+    ///
+    /// Removal only makes other barriers more necessary, so the barriers dead
+    /// at the start are visited once, in program order; each is re-checked
+    /// against the facts as updated by the removals before it.
+    pub fn run(&self, f: &Function, oracle: &dyn HazardOracle, leave_alone: &HashSet<Value>) -> FunctionResult {
+        let prep = self.prep(f);
+        let barriers = group_barriers(f);
+        let mut flows = self.flows(&prep, &|v| leave_alone.contains(&v));
+        let dead_at_start: Vec<(Value, Barrier)> = Self::candidates(&barriers, leave_alone)
+            .filter(|(v, bar)| self.is_dead(&prep, &flows, *v, bar, oracle))
+            .copied()
+            .collect();
+        let mut removed = HashMap::new();
+        for (v, bar) in dead_at_start {
+            if self.is_dead(&prep, &flows, v, &bar, oracle) {
+                removed.insert(v, Self::flags(&flows, v));
+                for flow in &mut flows {
+                    flow.remove(&prep, v);
+                }
+            }
+        }
+        Self::report(f, &barriers, leave_alone, &removed, &flows)
+    }
+
+    /// The seeds' algorithm, for reference and benchmarks: solve from scratch,
+    /// remove the first dead barrier, repeat until none is dead.
+    pub fn run_restart(&self, f: &Function, oracle: &dyn HazardOracle, leave_alone: &HashSet<Value>) -> FunctionResult {
+        let prep = self.prep(f);
+        let barriers = group_barriers(f);
+        let mut removed: HashMap<Value, BarrierFlags> = HashMap::new();
+        loop {
+            let flows = self.flows(&prep, &|v| leave_alone.contains(&v) || removed.contains_key(&v));
+            let next = Self::candidates(&barriers, leave_alone)
+                .find(|(v, bar)| !removed.contains_key(v) && self.is_dead(&prep, &flows, *v, bar, oracle));
+            match next {
+                Some(&(v, _)) => {
+                    removed.insert(v, Self::flags(&flows, v));
+                }
+                None => return Self::report(f, &barriers, leave_alone, &removed, &flows),
+            }
+        }
+    }
+}
