@@ -1,0 +1,159 @@
+//! The map from offsets in the preprocessed text back to original spans, and
+//! the output buffer that builds text and map together.
+
+use lockstep_source::{ExpnId, FileId, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// Output bytes equal source bytes starting at `lo`, offset for offset.
+    Copy { file: FileId, lo: u32, expansion: Option<ExpnId> },
+    /// The whole output range stands for this span (a macro-generated token).
+    Fixed(Span),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    out_lo: u32,
+    out_hi: u32,
+    origin: Origin,
+}
+
+/// Sorted, non-overlapping segments of the output. Bytes between segments
+/// (separating spaces and newlines the preprocessor inserted) map to the end
+/// of the segment before them.
+#[derive(Clone, Debug)]
+pub struct SourceMap {
+    main: FileId,
+    segments: Vec<Segment>,
+}
+
+impl SourceMap {
+    /// Maps a byte range of `Output.text` to the original source span.
+    /// When the ends come from different files, the span of `lo` is returned.
+    pub fn span(&self, lo: u32, hi: u32) -> Span {
+        let start = self.offset(lo);
+        if hi <= lo {
+            return Span { hi: start.lo, ..start };
+        }
+        let end = match self.segment_before(hi) {
+            Some(seg) => match seg.origin {
+                Origin::Copy { file, lo: src, expansion } => {
+                    let at = src + (hi.min(seg.out_hi) - seg.out_lo);
+                    Span { file, lo: at, hi: at, expansion }
+                }
+                Origin::Fixed(span) => span,
+            },
+            None => start,
+        };
+        start.to(end)
+    }
+
+    /// Maps one output offset: a zero-width span for copied text, the whole
+    /// token's origin for macro-generated text.
+    pub fn offset(&self, at: u32) -> Span {
+        let Some(seg) = self.segment_before(at.saturating_add(1)) else {
+            return Span::new(self.main, 0, 0);
+        };
+        match seg.origin {
+            Origin::Copy { file, lo, expansion } => {
+                let src = lo + (at.min(seg.out_hi) - seg.out_lo);
+                Span { file, lo: src, hi: src, expansion }
+            }
+            Origin::Fixed(span) => span,
+        }
+    }
+
+    /// The last segment starting before `end`.
+    fn segment_before(&self, end: u32) -> Option<&Segment> {
+        let i = self.segments.partition_point(|s| s.out_lo < end);
+        i.checked_sub(1).map(|i| &self.segments[i])
+    }
+}
+
+/// Builds the output text and its map, merging contiguous copies so that a
+/// file without macros becomes a handful of segments.
+pub(crate) struct OutBuf {
+    pub text: String,
+    segments: Vec<Segment>,
+}
+
+impl OutBuf {
+    pub(crate) fn new() -> OutBuf {
+        OutBuf { text: String::new(), segments: Vec::new() }
+    }
+
+    fn out_pos(&self) -> u32 {
+        u32::try_from(self.text.len()).unwrap_or(u32::MAX)
+    }
+
+    pub(crate) fn copy(&mut self, file: FileId, lo: u32, s: &str, expansion: Option<ExpnId>) {
+        let out_lo = self.out_pos();
+        self.text.push_str(s);
+        let out_hi = self.out_pos();
+        if let Some(last) = self.segments.last_mut() {
+            if let Origin::Copy { file: f, lo: l, expansion: e } = last.origin {
+                if f == file && e == expansion && last.out_hi == out_lo && l + (out_lo - last.out_lo) == lo {
+                    last.out_hi = out_hi;
+                    return;
+                }
+            }
+        }
+        self.segments.push(Segment { out_lo, out_hi, origin: Origin::Copy { file, lo, expansion } });
+    }
+
+    pub(crate) fn fixed(&mut self, span: Span, s: &str) {
+        let out_lo = self.out_pos();
+        self.text.push_str(s);
+        let out_hi = self.out_pos();
+        // Body tokens of one expansion share a span: one segment covers them
+        // and the spaces between them.
+        if let Some(last) = self.segments.last_mut() {
+            if last.origin == Origin::Fixed(span) {
+                last.out_hi = out_hi;
+                return;
+            }
+        }
+        self.segments.push(Segment { out_lo, out_hi, origin: Origin::Fixed(span) });
+    }
+
+    /// Text that maps nowhere of its own (inserted spaces and newlines).
+    pub(crate) fn filler(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+
+    pub(crate) fn last_byte(&self) -> Option<u8> {
+        self.text.as_bytes().last().copied()
+    }
+
+    pub(crate) fn finish(self, main: FileId) -> (String, SourceMap) {
+        (self.text, SourceMap { main, segments: self.segments })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_merge_and_fixed_spans_cover_their_range() {
+        let f = FileId(0);
+        let mut out = OutBuf::new();
+        out.copy(f, 10, "ab", None);
+        out.copy(f, 12, "cd", None);
+        let call = Span { expansion: Some(ExpnId(3)), ..Span::new(f, 14, 18) };
+        out.filler(" ");
+        out.fixed(call, "xyz");
+        out.filler(" ");
+        out.fixed(call, "w");
+        let (text, map) = out.finish(f);
+        assert_eq!(text, "abcd xyz w");
+        assert_eq!(map.segments.len(), 2);
+        assert_eq!(map.offset(8), call);
+        assert_eq!(map.offset(3), Span::new(f, 13, 13));
+        assert_eq!(map.span(1, 3), Span::new(f, 11, 13));
+        assert_eq!(map.offset(6), call);
+        assert_eq!(map.span(0, 8), Span { expansion: Some(ExpnId(3)), ..Span::new(f, 10, 18) });
+        // The inserted space maps to the end of the copy before it.
+        assert_eq!(map.offset(4), Span::new(f, 14, 14));
+    }
+}
