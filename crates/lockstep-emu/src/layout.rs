@@ -1,0 +1,355 @@
+//! Binding a launch description to a kernel: one allocation per global,
+//! private array and pointer parameter, with storage class, length, element
+//! type and initial contents.
+
+use crate::launch::{Launch, Num, Output, Source};
+use crate::program::AllocIds;
+use crate::value::{from_f64, Ty};
+use lockstep_ir::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// One copy per group.
+    Shared,
+    /// One copy for the dispatch, writable.
+    Device,
+    /// One copy for the dispatch, read-only.
+    Constant,
+    /// One copy per thread.
+    Private,
+}
+
+pub(crate) struct Alloc {
+    pub name: String,
+    pub class: Class,
+    /// Offset of cell 0 in the storage of its class.
+    pub base: usize,
+    pub len: u64,
+    pub elem: Type,
+    pub global: Option<GlobalId>,
+    pub output: Option<Output>,
+}
+
+pub(crate) struct Layout {
+    pub allocs: Vec<Alloc>,
+    pub ids: AllocIds,
+    pub device_init: Vec<u64>,
+    pub constant: Vec<u64>,
+    pub shared_init: Vec<u64>,
+    /// Private cells of one thread, initialised.
+    pub private_init: Vec<u64>,
+    pub param_bits: Vec<u64>,
+}
+
+fn type_name(t: Type) -> String {
+    t.to_string()
+}
+
+/// Encodes one launch value as a cell of type `ty`, refusing values that do not fit.
+fn encode(n: Num, ty: Type, what: &str) -> Result<u64, String> {
+    let t = Ty::of(ty);
+    let bad = |why: &str| Err(format!("{what}: {n} {why}, and it holds {}", type_name(ty)));
+    match n {
+        Num::Bool(b) if t == Ty::Bool => Ok(b as u64),
+        Num::Bool(_) => bad("is a boolean"),
+        Num::Float(x) if t.is_float() => Ok(from_f64(t, x)),
+        Num::Float(_) => bad("is not an integer"),
+        Num::Int(i) if t.is_float() => Ok(from_f64(t, i as f64)),
+        Num::Int(i) => {
+            let fits = match t {
+                Ty::Bool => i == 0 || i == 1,
+                Ty::I32 => i32::try_from(i).is_ok(),
+                Ty::U32 => u32::try_from(i).is_ok(),
+                Ty::U64 => i >= 0,
+                _ => true,
+            };
+            if !fits {
+                return bad("does not fit");
+            }
+            Ok(i as u64 & t.mask())
+        }
+    }
+}
+
+fn cell_bytes(ty: Type) -> usize {
+    match Ty::of(ty).width() {
+        16 => 2,
+        64 => 8,
+        _ => 4,
+    }
+}
+
+/// Fills `cells` (already sized) from a launch source.
+fn fill_cells(cells: &mut [u64], source: &Source, ty: Type, what: &str) -> Result<(), String> {
+    let len = cells.len();
+    match source {
+        Source::Zero => {}
+        Source::Values(vs) => {
+            if vs.len() > len {
+                return Err(format!("{what} has {len} cells, but {} values were given", vs.len()));
+            }
+            for (i, v) in vs.iter().enumerate() {
+                cells[i] = encode(*v, ty, &format!("{what} value {i}"))?;
+            }
+        }
+        Source::Fill { start, step } => {
+            let float = Ty::of(ty).is_float() || matches!(start, Num::Float(_)) || matches!(step, Num::Float(_));
+            let as_f = |n: &Num| match *n {
+                Num::Int(i) => i as f64,
+                Num::Float(x) => x,
+                Num::Bool(b) => b as u8 as f64,
+            };
+            // The pattern must suit the element type; later cells wrap like GPU arithmetic.
+            encode(*start, ty, &format!("{what} fill start"))?;
+            if matches!(step, Num::Float(_)) && !Ty::of(ty).is_float() {
+                return Err(format!("{what} fill step: {step} is not an integer, and it holds {}", type_name(ty)));
+            }
+            for (i, c) in cells.iter_mut().enumerate() {
+                *c = if float {
+                    from_f64(Ty::of(ty), as_f(start) + as_f(step) * i as f64)
+                } else {
+                    let (s, d) = (as_f(start) as i64, as_f(step) as i64);
+                    (s.wrapping_add(d.wrapping_mul(i as i64)) as u64) & Ty::of(ty).mask()
+                };
+            }
+        }
+        Source::Bytes { path, bytes } => {
+            let size = cell_bytes(ty);
+            if bytes.len() % size != 0 {
+                return Err(format!(
+                    "{what}: {} has {} bytes, not a whole number of {}-byte {} cells",
+                    path.display(),
+                    bytes.len(),
+                    size,
+                    type_name(ty)
+                ));
+            }
+            let n = bytes.len() / size;
+            if n > len {
+                return Err(format!("{what} has {len} cells, but {} holds {n}", path.display()));
+            }
+            for (i, chunk) in bytes.chunks_exact(size).enumerate() {
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(chunk);
+                cells[i] = u64::from_le_bytes(b);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Number of cells a source provides on its own (for unsized buffers).
+fn source_len(source: &Source, ty: Type) -> Option<u64> {
+    match source {
+        Source::Values(v) => Some(v.len() as u64),
+        Source::Bytes { bytes, .. } => Some((bytes.len() / cell_bytes(ty)) as u64),
+        Source::Zero | Source::Fill { .. } => None,
+    }
+}
+
+/// Follows a pointer value back to the kernel parameter it derives from.
+fn param_of_ptr(f: &Function, mut v: Value) -> Option<u32> {
+    for _ in 0..64 {
+        match &f.inst(v).op {
+            Op::Param(i) => return Some(*i),
+            Op::PtrAdd(p, _) => v = *p,
+            Op::AddrOf(Root::Param(i), _) => return Some(*i),
+            Op::AddrOf(Root::Ptr(p), _) => v = *p,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The element type a pointer parameter is used with, from its loads and stores.
+fn param_elem(f: &Function, param: u32) -> Option<Type> {
+    f.insts.iter().find_map(|inst| {
+        let m = inst.op.mem_ref()?;
+        let p = match m.root {
+            Root::Param(p) => p,
+            Root::Ptr(v) => param_of_ptr(f, v)?,
+            _ => return None,
+        };
+        if p != param {
+            return None;
+        }
+        match &inst.op {
+            Op::Store(_, v) => Some(f.inst(*v).ty),
+            _ => Some(inst.ty),
+        }
+    })
+}
+
+/// `threads`: threads in the whole dispatch, the length of unsized buffers.
+pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64) -> Result<Layout, String> {
+    let mut allocs = Vec::new();
+    let (mut device_init, mut constant, mut shared_init, mut private_init) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut used_buffers = vec![false; launch.buffers.len()];
+    let mut used_constants = vec![false; launch.constants.len()];
+    let find_buffer = |name: &str, used: &mut Vec<bool>| {
+        let i = launch.buffers.iter().position(|b| b.name == name)?;
+        used[i] = true;
+        Some(&launch.buffers[i])
+    };
+    let find_constant = |name: &str, used: &mut Vec<bool>| {
+        let i = launch.constants.iter().position(|c| c.0 == name)?;
+        used[i] = true;
+        Some(&launch.constants[i].1)
+    };
+
+    for (gi, g) in module.globals.iter().enumerate() {
+        let what = format!("`{}`", g.name);
+        let class = if g.kind == GlobalKind::Constant {
+            Class::Constant
+        } else {
+            match g.space {
+                MemSpace::Shared => Class::Shared,
+                MemSpace::Constant => Class::Constant,
+                MemSpace::Private => Class::Private,
+                MemSpace::Device | MemSpace::Unknown => Class::Device,
+            }
+        };
+        let mut len = g.len;
+        let mut output = None;
+        let mut cells_from: Option<(Source, Type)> = None;
+        if g.kind == GlobalKind::Constant {
+            if let Some(vs) = find_constant(&g.name, &mut used_constants) {
+                cells_from = Some((Source::Values(vs.clone()), g.elem));
+            }
+        } else if let Some(b) = find_buffer(&g.name, &mut used_buffers) {
+            if class == Class::Shared && !matches!(b.source, Source::Zero) {
+                return Err(format!("buffer {what} is group-shared memory: the launch file can give its `len` but not its contents"));
+            }
+            if let (Some(declared), Some(given)) = (g.len, b.len) {
+                if declared != given {
+                    return Err(format!("buffer {what} is declared with {declared} cells, but the launch file says `len = {given}`"));
+                }
+            }
+            if let Some(t) = b.ty {
+                if t != g.elem {
+                    return Err(format!("buffer {what} holds {}, but the launch file says `type = \"{}\"`", g.elem, t));
+                }
+            }
+            len = len.or(b.len).or_else(|| source_len(&b.source, g.elem));
+            output = b.output.clone();
+            cells_from = Some((b.source.clone(), g.elem));
+        }
+        let len = len.unwrap_or(match class {
+            Class::Device => threads * g.cells_per_elem.max(1) as u64,
+            Class::Constant | Class::Private => g.init.len().max(1) as u64,
+            Class::Shared => 0,
+        });
+        let mut cells = vec![0u64; len as usize];
+        let ety = Ty::of(g.elem);
+        for (c, init) in cells.iter_mut().zip(&g.init) {
+            *c = match *init {
+                Const::Int(i) => encode(Num::Int(i as i64), g.elem, &what).unwrap_or(i & ety.mask()),
+                Const::Float(x) => from_f64(ety, x),
+                Const::Bool(b) => b as u64,
+            };
+        }
+        if let Some((source, ty)) = &cells_from {
+            let label = if class == Class::Constant { format!("constant {what}") } else { format!("buffer {what}") };
+            fill_cells(&mut cells, source, *ty, &label)?;
+        }
+        let storage = match class {
+            Class::Device => &mut device_init,
+            Class::Constant => &mut constant,
+            Class::Shared => &mut shared_init,
+            Class::Private => &mut private_init,
+        };
+        let base = storage.len();
+        storage.extend_from_slice(&cells);
+        allocs.push(Alloc { name: g.name.clone(), class, base, len, elem: g.elem, global: Some(GlobalId(gi as u32)), output });
+    }
+    for l in &f.locals {
+        let base = private_init.len();
+        private_init.resize(base + l.len as usize, 0);
+        allocs.push(Alloc { name: l.name.clone(), class: Class::Private, base, len: l.len, elem: l.elem, global: None, output: None });
+    }
+    let mut param_bits = Vec::new();
+    for (pi, p) in f.params.iter().enumerate() {
+        let what = format!("`{}`", p.name);
+        match p.ty {
+            Type::Ptr(space) => {
+                let b = find_buffer(&p.name, &mut used_buffers);
+                let elem = b.and_then(|b| b.ty).or_else(|| param_elem(f, pi as u32)).unwrap_or(Type::U32);
+                let len = b
+                    .and_then(|b| b.len.or_else(|| source_len(&b.source, elem)))
+                    .unwrap_or(threads);
+                let mut cells = vec![0u64; len as usize];
+                if let Some(b) = b {
+                    fill_cells(&mut cells, &b.source, elem, &format!("buffer {what}"))?;
+                }
+                let class = if space == MemSpace::Constant { Class::Constant } else { Class::Device };
+                let storage = if class == Class::Constant { &mut constant } else { &mut device_init };
+                let base = storage.len();
+                storage.extend_from_slice(&cells);
+                allocs.push(Alloc { name: p.name.clone(), class, base, len, elem, global: None, output: b.and_then(|b| b.output.clone()) });
+                param_bits.push(0);
+            }
+            ty => {
+                let bits = match find_constant(&p.name, &mut used_constants) {
+                    Some(vs) if vs.len() == 1 => encode(vs[0], ty, &format!("constant {what}"))?,
+                    Some(vs) => return Err(format!("constant {what} is a scalar {ty}, but {} values were given", vs.len())),
+                    None => 0,
+                };
+                allocs.push(Alloc { name: p.name.clone(), class: Class::Constant, base: 0, len: 0, elem: ty, global: None, output: None });
+                param_bits.push(bits);
+            }
+        }
+    }
+    let list = |names: Vec<&str>| if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    if let Some(i) = used_buffers.iter().position(|u| !u) {
+        let mut known: Vec<&str> = module.globals.iter().filter(|g| g.kind != GlobalKind::Constant).map(|g| g.name.as_str()).collect();
+        known.extend(f.params.iter().filter(|p| matches!(p.ty, Type::Ptr(_))).map(|p| p.name.as_str()));
+        return Err(format!(
+            "the launch file gives buffer `{}`, but the kernel has no buffer of that name (buffers: {})",
+            launch.buffers[i].name,
+            list(known)
+        ));
+    }
+    if let Some(i) = used_constants.iter().position(|u| !u) {
+        let mut known: Vec<&str> = module.globals.iter().filter(|g| g.kind == GlobalKind::Constant).map(|g| g.name.as_str()).collect();
+        known.extend(f.params.iter().filter(|p| !matches!(p.ty, Type::Ptr(_))).map(|p| p.name.as_str()));
+        return Err(format!(
+            "the launch file gives constant `{}`, but the kernel has no constant or scalar argument of that name (constants: {})",
+            launch.constants[i].0,
+            list(known)
+        ));
+    }
+    let ids = AllocIds { n_globals: module.globals.len() as u32, n_locals: f.locals.len() as u32 };
+    Ok(Layout { allocs, ids, device_init, constant, shared_init, private_init, param_bits })
+}
+
+/// Writes cells as little-endian bytes of their type (the inverse of `file = ...`).
+pub(crate) fn cells_to_bytes(cells: &[u64], ty: Type) -> Vec<u8> {
+    let size = cell_bytes(ty);
+    cells.iter().flat_map(|c| c.to_le_bytes()[..size].to_vec()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_must_fit_the_element_type() {
+        assert_eq!(encode(Num::Int(-1), Type::I32, "x"), Ok(0xffff_ffff));
+        assert_eq!(encode(Num::Int(-1), Type::U32, "x"), Err("x: -1 does not fit, and it holds u32".into()));
+        assert_eq!(encode(Num::Float(1.5), Type::U32, "x"), Err("x: 1.5 is not an integer, and it holds u32".into()));
+        assert_eq!(encode(Num::Int(2), Type::F32, "x"), Ok(2.0f32.to_bits() as u64));
+        assert_eq!(encode(Num::Bool(true), Type::F32, "x"), Err("x: true is a boolean, and it holds f32".into()));
+    }
+
+    #[test]
+    fn fill_patterns_count_up_in_the_element_type() {
+        let mut c = [0u64; 4];
+        fill_cells(&mut c, &Source::Fill { start: Num::Int(10), step: Num::Int(-3) }, Type::I32, "b").unwrap();
+        assert_eq!(c.map(|x| x as u32 as i32), [10, 7, 4, 1]);
+        fill_cells(&mut c, &Source::Fill { start: Num::Float(0.5), step: Num::Int(1) }, Type::F32, "b").unwrap();
+        assert_eq!(c.map(|x| f32::from_bits(x as u32)), [0.5, 1.5, 2.5, 3.5]);
+        let e = fill_cells(&mut c, &Source::Values(vec![Num::Int(1); 5]), Type::I32, "buffer `b`").unwrap_err();
+        assert_eq!(e, "buffer `b` has 4 cells, but 5 values were given");
+        assert_eq!(cells_to_bytes(&[1, 0xffff], Type::F16), vec![1, 0, 0xff, 0xff]);
+    }
+}

@@ -1,0 +1,488 @@
+//! The thread-group emulator: runs a kernel entry point over a dispatch on
+//! the CPU and reports races, barrier divergence, out-of-bounds accesses,
+//! uninitialised group-shared reads and runaway loops as they happen.
+//!
+//! # Use
+//!
+//! ```ignore
+//! let launch = Launch::from_file(Path::new("launch.toml"))?;   // or Launch::default()
+//! let config = RunConfig { groups: [4, 1, 1], ..RunConfig::default() };
+//! let outcome = lockstep_emu::run(&db, &module, entry, &launch, &config)?;
+//! for d in &outcome.findings { /* lockstep_diag renderers */ }
+//! let out = outcome.buffer("result").unwrap().f32s();
+//! ```
+//!
+//! [`trace_values`] runs one group and returns, per thread, the last value
+//! each SSA value took (for differential tests of the static analyses).
+//!
+//! # How it works
+//!
+//! * The entry point is inlined into one flat function and lowered once into
+//!   dense code (`program`): registers indexed by `Value`, constants and
+//!   arguments pre-materialised, phis as parallel copies on edges.
+//! * Values are raw `u64` bits; the IR type decides the arithmetic (`value`).
+//! * Groups run in parallel on all cores, each on a reusable `exec::Worker`.
+//!   Inside a group, threads run until they park at a barrier or wave
+//!   operation (`Scheduler` decides the order; random runs random quanta).
+//! * Race detection (`detect`): shadow state per cell with the last write and
+//!   two readers of the current barrier interval. Shared memory is checked
+//!   per group; device memory per group the same way, and across groups
+//!   deterministically after all groups ran, from each group's first
+//!   accesses to each cell, merged in group order. So findings do not depend
+//!   on which core ran which group.
+//! * Fences and wave-level barriers do not order memory for the detector:
+//!   only group-wide barriers (`exec >= Group`) end an interval, for the
+//!   memory spaces they name.
+
+mod detect;
+mod exec;
+mod launch;
+mod layout;
+mod program;
+mod report;
+mod value;
+
+pub use launch::{parse_type, BufferInit, Launch, LaunchError, Num, Output, Source};
+
+use detect::{Event, Events, Summary, Who};
+use exec::{Ctx, GroupResult, Worker};
+use lockstep_diag::Diagnostic;
+use lockstep_ir::{FuncId, Module, Type};
+use lockstep_source::SourceDb;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The order in which the threads of a group run between barriers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Thread 0 first, each until it parks.
+    #[default]
+    RoundRobin,
+    /// The last thread first.
+    Reverse,
+    /// Random threads for random quanta, from `RunConfig::seed`.
+    Random,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Number of groups per axis.
+    pub groups: [u32; 3],
+    /// Threads per group; defaults to the kernel's `[numthreads]`.
+    pub group_size: Option<[u32; 3]>,
+    /// Lanes per wave (1..=64, a power of two); defaults to the kernel's
+    /// required wave size, else 32.
+    pub wave_size: Option<u32>,
+    pub scheduler: Scheduler,
+    pub seed: u64,
+    /// Instructions one thread may execute before it counts as a runaway loop.
+    pub max_steps: u64,
+    pub detect_races: bool,
+    /// Run only these groups.
+    pub group_filter: Option<Vec<[u32; 3]>>,
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    /// Show a progress bar on a terminal when the run takes over a second.
+    pub progress: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            groups: [1, 1, 1],
+            group_size: None,
+            wave_size: None,
+            scheduler: Scheduler::RoundRobin,
+            seed: 0,
+            max_steps: 1 << 24,
+            detect_races: true,
+            group_filter: None,
+            threads: 0,
+            progress: false,
+        }
+    }
+}
+
+/// A device buffer after the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub name: String,
+    pub elem: Type,
+    /// Raw cell bits (see the launch format for the encoding).
+    pub cells: Vec<u64>,
+    pub output: Option<Output>,
+}
+
+impl Buffer {
+    pub fn f32s(&self) -> Vec<f32> {
+        self.cells.iter().map(|&c| f32::from_bits(c as u32)).collect()
+    }
+    pub fn u32s(&self) -> Vec<u32> {
+        self.cells.iter().map(|&c| c as u32).collect()
+    }
+    pub fn i32s(&self) -> Vec<i32> {
+        self.cells.iter().map(|&c| c as u32 as i32).collect()
+    }
+    /// Little-endian cells, as a launch file's `file = ...` reads them.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        layout::cells_to_bytes(&self.cells, self.elem)
+    }
+    /// The contents as a TOML line (`name = [1, 2, 3]`) that a launch file can reuse.
+    pub fn to_toml_line(&self) -> String {
+        let t = value::Ty::of(self.elem);
+        let vals: Vec<String> = self
+            .cells
+            .iter()
+            .map(|&c| if t.is_float() { format!("{:?}", value::to_f64(t, c)) } else if t == value::Ty::Bool { (c != 0).to_string() } else if t.is_signed() { value::as_i64(t, c).to_string() } else { c.to_string() })
+            .collect();
+        format!("{} = [{}]", self.name, vals.join(", "))
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Instructions executed, summed over threads (constants and arguments
+    /// are materialised once and not counted; terminators are).
+    pub thread_instructions: u64,
+    pub groups: u64,
+    pub threads: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// In order of first occurrence (group order, then execution order).
+    pub findings: Vec<Diagnostic>,
+    pub buffers: Vec<Buffer>,
+    pub stats: Stats,
+    /// True when a runaway loop or an emulation error stopped the run early.
+    pub aborted: bool,
+}
+
+impl RunOutcome {
+    pub fn buffer(&self, name: &str) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+}
+
+/// Why a run could not start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The launch file does not fit the kernel.
+    Launch(String),
+    /// Bad dispatch settings (group size, wave size, group filter).
+    Config(String),
+    /// The IR failed verification (a front-end bug).
+    InvalidIr(Vec<String>),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Launch(m) => write!(f, "launch file: {m}"),
+            RunError::Config(m) => f.write_str(m),
+            RunError::InvalidIr(errs) => write!(f, "the kernel's IR is malformed: {}", errs.join("; ")),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Everything prepared before groups run.
+struct Prepared {
+    func: lockstep_ir::Function,
+    layout: layout::Layout,
+    prog: program::Program,
+    group_size: [u32; 3],
+    wave: u32,
+    groups: Vec<[u32; 3]>,
+}
+
+fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Prepared, RunError> {
+    let func = lockstep_ir::inline_calls(module, entry);
+    let errors = lockstep_ir::verify(&func);
+    if !errors.is_empty() {
+        return Err(RunError::InvalidIr(errors));
+    }
+    let info = func.entry.clone().unwrap_or_default();
+    let group_size = config
+        .group_size
+        .or(info.group_size)
+        .ok_or_else(|| RunError::Config(format!("`{}` does not declare its group size: give one (--group-size X,Y,Z)", func.name)))?;
+    let threads_per_group = group_size.iter().map(|&x| x as u64).product::<u64>();
+    if threads_per_group == 0 || threads_per_group > 1 << 16 {
+        return Err(RunError::Config(format!("group size {group_size:?} must have 1 to 65536 threads")));
+    }
+    let wave = config.wave_size.or(info.wave_size).unwrap_or(32);
+    if !(1..=64).contains(&wave) || !wave.is_power_of_two() {
+        return Err(RunError::Config(format!("wave size {wave} must be a power of two from 1 to 64")));
+    }
+    if config.groups.contains(&0) {
+        return Err(RunError::Config(format!("group count {:?} must be at least 1 on every axis", config.groups)));
+    }
+    let groups: Vec<[u32; 3]> = match &config.group_filter {
+        Some(list) => {
+            for g in list {
+                if (0..3).any(|a| g[a] >= config.groups[a]) {
+                    return Err(RunError::Config(format!("group {g:?} is outside the dispatch of {:?} groups", config.groups)));
+                }
+            }
+            list.clone()
+        }
+        None => {
+            let [x, y, z] = config.groups;
+            (0..z).flat_map(|k| (0..y).flat_map(move |j| (0..x).map(move |i| [i, j, k]))).collect()
+        }
+    };
+    let total_threads = config.groups.iter().map(|&g| g as u64).product::<u64>() * threads_per_group;
+    let layout = layout::bind(module, &func, launch, total_threads).map_err(RunError::Launch)?;
+    let prog = program::lower(&func, &layout.ids, &layout.param_bits);
+    Ok(Prepared { func, layout, prog, group_size, wave, groups })
+}
+
+fn linear(g: [u32; 3], dims: [u32; 3]) -> u32 {
+    g[0] + dims[0] * (g[1] + dims[1] * g[2])
+}
+
+/// Runs `entry` over the dispatch described by `config`, with inputs from `launch`.
+/// `db` holds the sources the IR's spans point into (for line numbers in messages).
+pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<RunOutcome, RunError> {
+    let started = Instant::now();
+    let p = prepare(module, entry, launch, config)?;
+    let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
+    let abort = AtomicBool::new(false);
+    let ctx = Ctx {
+        prog: &p.prog,
+        allocs: &p.layout.allocs,
+        device: &device,
+        constant: &p.layout.constant,
+        shared_init: &p.layout.shared_init,
+        private_init: &p.layout.private_init,
+        group_size: p.group_size,
+        num_groups: config.groups,
+        wave: p.wave,
+        scheduler: config.scheduler,
+        seed: config.seed,
+        max_steps: config.max_steps,
+        abort: &abort,
+    };
+    let results = run_groups(&ctx, &p.groups, config);
+
+    let mut events = Events::default();
+    let mut instructions = 0;
+    let mut aborted = false;
+    let mut cross = Events::default();
+    // Cross-group check: earlier groups' first accesses per cell; `epoch` holds the group.
+    let mut seen: Vec<Option<Summary>> = if config.detect_races && p.groups.len() > 1 { vec![None; device.len()] } else { Vec::new() };
+    for (i, r) in results.into_iter().enumerate() {
+        let glin = linear(p.groups[i], config.groups);
+        instructions += r.instructions;
+        aborted |= r.aborted;
+        events.merge(r.events);
+        if seen.is_empty() {
+            continue;
+        }
+        for (cell, sum) in r.device {
+            let stamped = |rec: detect::Rec| detect::Rec { epoch: glin, ..rec };
+            let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
+            match &mut seen[cell as usize] {
+                Some(prev) => {
+                    if let Some(((later, lk), (earlier, ek))) = prev.conflict(&mine) {
+                        let alloc = p.layout.allocs.iter().position(|a| a.class == layout::Class::Device && cell as usize >= a.base && (cell as usize) < a.base + a.len as usize).unwrap_or(0);
+                        let base = p.layout.allocs[alloc].base;
+                        cross.add((exec::K_CROSS, later.inst, earlier.inst), || Event::Hazard {
+                            hazard: detect::Hazard::Raw,
+                            device: true,
+                            alloc: alloc as u32,
+                            cell: cell as u64 - base as u64,
+                            later: Who { group: later.epoch, rec: later, kind: lk },
+                            earlier: Some(Who { group: earlier.epoch, rec: earlier, kind: ek }),
+                        });
+                    }
+                    prev.absorb(&mine);
+                }
+                slot @ None => *slot = Some(mine),
+            }
+        }
+    }
+    let namer = report::Namer {
+        db,
+        module,
+        func: &p.func,
+        prog: &p.prog,
+        allocs: &p.layout.allocs,
+        group_size: p.group_size,
+        num_groups: config.groups,
+        max_steps: config.max_steps,
+    };
+    let mut findings: Vec<Diagnostic> = events.list.iter().map(|(e, n)| namer.diagnostic(e, *n, false)).collect();
+    findings.extend(cross.list.iter().map(|(e, n)| namer.diagnostic(e, *n, true)));
+    let buffers = p
+        .layout
+        .allocs
+        .iter()
+        .filter(|a| a.class == layout::Class::Device)
+        .map(|a| Buffer {
+            name: a.name.clone(),
+            elem: a.elem,
+            cells: device[a.base..a.base + a.len as usize].iter().map(|c| c.load(Ordering::Relaxed)).collect(),
+            output: a.output.clone(),
+        })
+        .collect();
+    let threads_per_group = p.group_size.iter().map(|&x| x as u64).product::<u64>();
+    Ok(RunOutcome {
+        findings,
+        buffers,
+        stats: Stats {
+            thread_instructions: instructions,
+            groups: p.groups.len() as u64,
+            threads: p.groups.len() as u64 * threads_per_group,
+            elapsed: started.elapsed(),
+        },
+        aborted,
+    })
+}
+
+fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupResult {
+    let glin = linear(g, ctx.num_groups);
+    if detect_races {
+        w.run_group::<true, false>(ctx, g, glin)
+    } else {
+        w.run_group::<false, false>(ctx, g, glin)
+    }
+}
+
+/// Runs every group, in parallel; results come back in `groups` order.
+fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<GroupResult> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let workers = if config.threads == 0 { cores } else { config.threads }.min(groups.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<GroupResult>>> = groups.iter().map(|_| Mutex::new(None)).collect();
+    let work = || {
+        let mut w = Worker::new(ctx, config.detect_races);
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= groups.len() || ctx.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let r = run_one(&mut w, ctx, config.detect_races, groups[i]);
+            *slots[i].lock().expect("no worker panics while holding it") = Some(r);
+            done.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers).map(|_| s.spawn(work)).collect();
+        if config.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            show_progress(&done, groups.len(), &handles);
+        }
+        for h in handles {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    slots.into_iter().filter_map(|m| m.into_inner().expect("workers finished")).collect()
+}
+
+/// Draws a progress bar once the run has taken a second.
+fn show_progress(done: &AtomicUsize, total: usize, handles: &[std::thread::ScopedJoinHandle<'_, ()>]) {
+    let start = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(50));
+        if bar.is_none() && start.elapsed() >= Duration::from_secs(1) {
+            let b = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} groups, {elapsed} elapsed, about {eta} left") {
+                b.set_style(style);
+            }
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(done.load(Ordering::Relaxed) as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+/// Runs one group (the first of `config.group_filter`, else group 0) on one
+/// core without race detection, and returns per thread (linear id in the
+/// group) the last value each SSA value of the inlined entry function took,
+/// indexed by `Value` (None where the thread never executed it, and for
+/// instructions without a value). Values are raw bits as described in the
+/// `value` module: integers zero-extended, floats as IEEE bits.
+pub fn trace_values(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Vec<Vec<Option<u64>>>, RunError> {
+    let p = prepare(module, entry, launch, config)?;
+    let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
+    let abort = AtomicBool::new(false);
+    let ctx = Ctx {
+        prog: &p.prog,
+        allocs: &p.layout.allocs,
+        device: &device,
+        constant: &p.layout.constant,
+        shared_init: &p.layout.shared_init,
+        private_init: &p.layout.private_init,
+        group_size: p.group_size,
+        num_groups: config.groups,
+        wave: p.wave,
+        scheduler: config.scheduler,
+        seed: config.seed,
+        max_steps: config.max_steps,
+        abort: &abort,
+    };
+    let g = p.groups[0];
+    let mut w = Worker::new(&ctx, false);
+    let r = w.run_group::<false, true>(&ctx, g, linear(g, config.groups));
+    let mut trace = r.trace.unwrap_or_default();
+    for thread in &mut trace {
+        for (v, slot) in thread.iter_mut().enumerate() {
+            if p.func.insts[v].ty == Type::Void {
+                *slot = None;
+            }
+        }
+    }
+    Ok(trace)
+}
+
+/// The findings and stdout buffers of a run as one JSON document:
+/// `{"diagnostics": [...], "outputs": {"name": [values]}}`.
+pub fn outcome_json(db: &SourceDb, outcome: &RunOutcome) -> String {
+    let diags: Vec<serde_json::Value> = outcome.findings.iter().map(|d| lockstep_diag::to_json_value(db, d)).collect();
+    let mut outputs = serde_json::Map::new();
+    for b in outcome.buffers.iter().filter(|b| b.output == Some(Output::Stdout)) {
+        let t = value::Ty::of(b.elem);
+        let vals: Vec<serde_json::Value> = b
+            .cells
+            .iter()
+            .map(|&c| {
+                if t.is_float() {
+                    serde_json::json!(value::to_f64(t, c))
+                } else if t == value::Ty::Bool {
+                    serde_json::json!(c != 0)
+                } else if t.is_signed() {
+                    serde_json::json!(value::as_i64(t, c))
+                } else {
+                    serde_json::json!(c)
+                }
+            })
+            .collect();
+        outputs.insert(b.name.clone(), serde_json::Value::Array(vals));
+    }
+    let stats = &outcome.stats;
+    serde_json::to_string_pretty(&serde_json::json!({
+        "diagnostics": diags,
+        "outputs": outputs,
+        "stats": {
+            "thread_instructions": stats.thread_instructions,
+            "groups": stats.groups,
+            "threads": stats.threads,
+            "seconds": stats.elapsed.as_secs_f64(),
+            "aborted": outcome.aborted,
+        },
+    }))
+    .expect("json values serialize")
+}
