@@ -64,6 +64,8 @@ pub fn top_effects() -> Vec<Effect> {
 enum Target {
     Global(GlobalId),
     Local,
+    /// What a parameter of the function points to.
+    Param,
     Other,
     /// Already visited on this trace (a phi cycle): adds nothing to the join.
     Neutral,
@@ -84,7 +86,7 @@ fn trace_root(f: &Function, root: &Root, seen: &mut Vec<Value>) -> Target {
     match root {
         Root::Global(g) => Target::Global(*g),
         Root::Local(_) => Target::Local,
-        Root::Param(_) => Target::Other,
+        Root::Param(_) => Target::Param,
         Root::Ptr(v) => trace(f, *v, seen),
     }
 }
@@ -105,14 +107,16 @@ fn trace(f: &Function, v: Value, seen: &mut Vec<Value>) -> Target {
             join(ta, trace(f, *b, seen))
         }
         Op::Phi(incoming) => incoming.iter().fold(Target::Neutral, |acc, &(_, x)| join(acc, trace(f, x, seen))),
+        Op::Param(_) => Target::Param,
         _ => Target::Other,
     }
 }
 
 /// The spaces a memory reference counts in and the allocation it touches.
 /// A pointer traced to a global takes the global's space (a generic pointer
-/// into `__shared__` memory is a shared access); private and constant memory
-/// count in no space.
+/// into `__shared__` memory is a shared access); a generic pointer parameter
+/// of a kernel points to device memory (the host cannot hand out group
+/// memory); private and constant memory count in no space.
 pub fn classify_ref(module: &Module, f: &Function, m: &MemRef) -> (Vec<Space>, Alloc) {
     let target = trace_root(f, &m.root, &mut Vec::new());
     let global = match target {
@@ -122,6 +126,7 @@ pub fn classify_ref(module: &Module, f: &Function, m: &MemRef) -> (Vec<Space>, A
     let space = match (target, global) {
         (_, Some(g)) => g.space,
         (Target::Local, _) => MemSpace::Private,
+        (Target::Param, _) if m.space == MemSpace::Unknown && f.entry.is_some() => MemSpace::Device,
         _ => m.space,
     };
     let alloc = match (target, global) {
