@@ -10,18 +10,22 @@ use std::collections::HashMap;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// One access: who, where (IR value), in which iteration of the innermost loop.
+/// One access: who, where (IR value), in which iterations of the two
+/// innermost loops around it (so a report can name the iteration of the
+/// loop the two conflicting accesses share).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rec {
     pub thread: u32,
     pub inst: u32,
     /// Back edges taken in the innermost loop (`NONE` outside loops).
     pub iter: u32,
+    /// The same for the loop around that one.
+    pub outer_iter: u32,
     pub epoch: u32,
 }
 
 impl Rec {
-    pub const EMPTY: Rec = Rec { thread: NONE, inst: NONE, iter: NONE, epoch: NONE };
+    pub const EMPTY: Rec = Rec { thread: NONE, inst: NONE, iter: NONE, outer_iter: NONE, epoch: NONE };
     fn live(&self, epoch: u32) -> bool {
         self.thread != NONE && self.epoch == epoch
     }
@@ -153,8 +157,8 @@ impl Summary {
             *slot = me;
         }
     }
-    /// The first conflict of `later` (a later group's accesses) with `self`.
-    pub fn conflict(&self, later: &Summary) -> Option<((Rec, Kind), (Rec, Kind))> {
+    /// Conflicts of `later` (a later group's accesses) with `self`: (later access, earlier access).
+    pub fn conflicts(&self, later: &Summary) -> impl Iterator<Item = ((Rec, Kind), (Rec, Kind))> {
         let pairs = [
             (later.write, Kind::Write, self.write, Kind::Write),
             (later.write, Kind::Write, self.read, Kind::Read),
@@ -164,7 +168,7 @@ impl Summary {
             (later.atomic, Kind::Atomic, self.write, Kind::Write),
             (later.atomic, Kind::Atomic, self.read, Kind::Read),
         ];
-        pairs.iter().find(|p| p.0.thread != NONE && p.2.thread != NONE).map(|p| ((p.0, p.1), (p.2, p.3)))
+        pairs.into_iter().filter(|p| p.0.thread != NONE && p.2.thread != NONE).map(|p| ((p.0, p.1), (p.2, p.3)))
     }
     pub fn absorb(&mut self, other: &Summary) {
         for (mine, theirs) in [(&mut self.write, other.write), (&mut self.read, other.read), (&mut self.atomic, other.atomic)] {
@@ -247,7 +251,7 @@ mod tests {
     use super::*;
 
     fn rec(thread: u32, epoch: u32) -> Rec {
-        Rec { thread, inst: thread * 10, iter: NONE, epoch }
+        Rec { thread, inst: thread * 10, iter: NONE, outer_iter: NONE, epoch }
     }
 
     #[test]

@@ -674,6 +674,7 @@ impl Worker {
             thread: tid,
             inst: prog.code_inst[pc],
             iter: if depth > 0 { lp[depth - 1].1 } else { NONE },
+            outer_iter: if depth > 1 { lp[depth - 2].1 } else { NONE },
             epoch: 0,
         };
         let mut abort = false;

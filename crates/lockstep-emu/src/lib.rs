@@ -289,7 +289,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
             let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
             match &mut seen[cell as usize] {
                 Some(prev) => {
-                    if let Some(((later, lk), (earlier, ek))) = prev.conflict(&mine) {
+                    for ((later, lk), (earlier, ek)) in prev.conflicts(&mine) {
                         let alloc = p.layout.allocs.iter().position(|a| a.class == layout::Class::Device && cell as usize >= a.base && (cell as usize) < a.base + a.len as usize).unwrap_or(0);
                         let base = p.layout.allocs[alloc].base;
                         cross.add((exec::K_CROSS, later.inst, earlier.inst), || Event::Hazard {
@@ -316,6 +316,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         group_size: p.group_size,
         num_groups: config.groups,
         max_steps: config.max_steps,
+        inst_block: p.func.inst_blocks(),
     };
     let mut findings: Vec<Diagnostic> = events.list.iter().map(|(e, n)| namer.diagnostic(e, *n, false)).collect();
     findings.extend(cross.list.iter().map(|(e, n)| namer.diagnostic(e, *n, true)));

@@ -99,6 +99,8 @@ pub(crate) struct Program {
     pub block_defs: Vec<Vec<u32>>,
     pub entry_block: u32,
     pub loops: Vec<Loop>,
+    /// Loops around each block, outermost first.
+    pub block_loops: Vec<Vec<u32>>,
     pub max_loop_depth: usize,
 }
 
@@ -295,6 +297,14 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
         block_defs,
         entry_block: 0,
         max_loop_depth: loops.max_depth,
+        block_loops: (0..f.blocks.len())
+            .map(|b| {
+                let mut around: Vec<u32> = (0..loops.headers.len() as u32).filter(|&l| loops.member[l as usize][b]).collect();
+                // An enclosing loop has more blocks than the loops inside it.
+                around.sort_by_key(|&l| std::cmp::Reverse(loops.member[l as usize].iter().filter(|m| **m).count()));
+                around
+            })
+            .collect(),
         loops: loops
             .headers
             .iter()

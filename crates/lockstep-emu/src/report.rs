@@ -17,6 +17,8 @@ pub(crate) struct Namer<'a> {
     pub group_size: [u32; 3],
     pub num_groups: [u32; 3],
     pub max_steps: u64,
+    /// Block of each instruction of `func`.
+    pub inst_block: Vec<Option<lockstep_ir::BlockId>>,
 }
 
 fn coords(l: u32, dims: [u32; 3]) -> [u32; 3] {
@@ -63,38 +65,67 @@ impl Namer<'_> {
 
     fn cell(&self, alloc: u32, cell: u64) -> String {
         let a = &self.allocs[alloc as usize];
-        match a.global {
-            Some(g) => self.module.global(g).describe_cell(cell),
+        match a.global.map(|g| self.module.global(g)) {
+            // Undimensioned buffers still have elements: name them by index.
+            Some(g) if g.dims.is_empty() && a.len > g.cells_per_elem.max(1) as u64 => {
+                lockstep_ir::Global { dims: vec![0], ..g.clone() }.describe_cell(cell)
+            }
+            Some(g) => g.describe_cell(cell),
             None => format!("{}[{cell}]", a.name),
         }
     }
 
-    fn iteration(rec: &Rec) -> String {
-        if rec.iter == NONE {
-            String::new()
-        } else {
-            format!(" in iteration {}", rec.iter as u64 + 1)
+    fn loops_of(&self, inst: u32) -> &[u32] {
+        match self.inst_block.get(inst as usize) {
+            Some(Some(b)) => &self.prog.block_loops[b.index()],
+            _ => &[],
         }
     }
 
+    /// " in iteration N" of `loop_id` for an access, when it is one of the
+    /// two innermost loops around it (1-based, counting back edges taken).
+    fn iteration(&self, rec: &Rec, loop_id: Option<u32>) -> String {
+        let Some(l) = loop_id else { return String::new() };
+        let around = self.loops_of(rec.inst);
+        let n = around.len();
+        let iter = if n >= 1 && around[n - 1] == l {
+            rec.iter
+        } else if n >= 2 && around[n - 2] == l {
+            rec.outer_iter
+        } else {
+            NONE
+        };
+        if iter == NONE {
+            String::new()
+        } else {
+            format!(" in iteration {}", iter as u64 + 1)
+        }
+    }
+
+    /// The innermost loop around both instructions (the one a hazard between them is carried by).
+    fn common_loop(&self, a: u32, b: u32) -> Option<u32> {
+        let (la, lb) = (self.loops_of(a), self.loops_of(b));
+        la.iter().zip(lb).take_while(|(x, y)| x == y).last().map(|(x, _)| *x)
+    }
+
     /// "thread [g][l] writes tile[0][1] (line 31) in iteration 3"
-    fn access(&self, who: &Who, what: &str) -> String {
+    fn access(&self, who: &Who, what: &str, loop_id: Option<u32>) -> String {
         format!(
             "thread {} {} {what} ({}){}",
             self.thread(who.group, who.rec.thread),
             who.kind.verb(),
             self.line(self.inst_span(who.rec.inst)),
-            Self::iteration(&who.rec)
+            self.iteration(&who.rec, loop_id)
         )
     }
 
-    fn earlier(&self, who: &Who) -> String {
+    fn earlier(&self, who: &Who, loop_id: Option<u32>) -> String {
         format!(
             "thread {} {} it ({}){}",
             self.thread(who.group, who.rec.thread),
             who.kind.past(),
             self.line(self.inst_span(who.rec.inst)),
-            Self::iteration(&who.rec)
+            self.iteration(&who.rec, loop_id)
         )
     }
 
@@ -111,10 +142,14 @@ impl Namer<'_> {
                 };
                 let span = self.inst_span(later.rec.inst);
                 let message = match earlier {
-                    None => format!("{}, which no thread has written", self.access(later, &what)),
+                    None => {
+                        let inner = self.loops_of(later.rec.inst).last().copied();
+                        format!("{}, which no thread has written", self.access(later, &what, inner))
+                    }
                     Some(e) => {
                         let gap = if cross_group { "with no device-scope ordering between their groups" } else { "with no barrier in between" };
-                        let mut m = format!("{} while {} {gap}", self.access(later, &what), self.earlier(e));
+                        let l = self.common_loop(later.rec.inst, e.rec.inst);
+                        let mut m = format!("{} while {} {gap}", self.access(later, &what, l), self.earlier(e, l));
                         if *hazard == Hazard::UnsyncedFirst {
                             m.push_str("; the cell held no earlier value");
                         }
@@ -144,7 +179,7 @@ impl Namer<'_> {
                         a.name,
                         a.len,
                         self.line(span),
-                        Self::iteration(&who.rec)
+                        self.iteration(&who.rec, self.loops_of(who.rec.inst).last().copied())
                     ),
                 )
                 .with_primary_label("out of bounds")

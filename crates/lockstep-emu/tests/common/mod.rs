@@ -219,3 +219,109 @@ pub fn launch(text: &str) -> Launch {
 }
 
 pub const SCHEDULERS: [(Scheduler, u64); 4] = [(Scheduler::RoundRobin, 0), (Scheduler::Reverse, 0), (Scheduler::Random, 1), (Scheduler::Random, 99)];
+
+pub const N: u32 = 16;
+pub const TILE: u32 = 4;
+
+/// Tiled C = A × B (16×16, f32) with 4×4 groups; `second_barrier` is the one
+/// that keeps the next iteration's tile loads from overwriting tiles still being read.
+/// Returns the lines of: the tile loop, the tile loads, the inner product, the second barrier.
+pub fn matmul(second_barrier: bool) -> (Built, [u32; 4]) {
+    let mut k = Kb::new("matmul", [TILE, TILE, 1]);
+    k.line("groupshared float As[4][4]; groupshared float Bs[4][4];");
+    let a_s = k.shared("As", Type::F32, &[4, 4]);
+    let b_s = k.shared("Bs", Type::F32, &[4, 4]);
+    let a = k.uav("A", Type::F32, Some((N * N) as u64));
+    let b = k.uav("B", Type::F32, Some((N * N) as u64));
+    let c = k.uav("C", Type::F32, Some((N * N) as u64));
+    k.line("uint tx = GTid.x, ty = GTid.y, row = Gid.y * 4 + ty, col = Gid.x * 4 + tx; float acc[1];");
+    let tx = k.builtin(Builtin::LocalId(0));
+    let ty = k.builtin(Builtin::LocalId(1));
+    let bx = k.builtin(Builtin::GroupId(0));
+    let by = k.builtin(Builtin::GroupId(1));
+    let four = k.u32c(TILE);
+    let n = k.u32c(N);
+    let r0 = k.mul(by, four);
+    let row = k.add(r0, ty);
+    let c0 = k.mul(bx, four);
+    let col = k.add(c0, tx);
+    let acc = k.local("acc", Type::F32, 1);
+    let zero = k.u32c(0);
+    let fz = k.f32c(0.0);
+    k.store_local(acc, zero, fz);
+    let tile_idx0 = k.mul(ty, four);
+    let tile_idx = k.add(tile_idx0, tx);
+    let mut lines = [0u32; 4];
+    lines[0] = k.line("for (uint t = 0; t < 4; t++) {");
+    let t0 = k.u32c(0);
+    k.for_loop(
+        t0,
+        |k, t| {
+            let lim = k.u32c(N / TILE);
+            k.cmp(CmpOp::Lt, t, lim)
+        },
+        |k, t| {
+            let one = k.u32c(1);
+            k.add(t, one)
+        },
+        |k, t| {
+            lines[1] = k.line("    As[ty][tx] = A[row * 16 + t * 4 + tx]; Bs[ty][tx] = B[(t * 4 + ty) * 16 + col];");
+            let rn = k.mul(row, n);
+            let t4 = k.mul(t, four);
+            let ai0 = k.add(rn, t4);
+            let ai = k.add(ai0, tx);
+            let av = k.load(a, ai);
+            k.store(a_s, tile_idx, av);
+            let bi0 = k.add(t4, ty);
+            let bi1 = k.mul(bi0, n);
+            let bi = k.add(bi1, col);
+            let bv = k.load(b, bi);
+            k.store(b_s, tile_idx, bv);
+            k.line("    GroupMemoryBarrierWithGroupSync();");
+            k.barrier();
+            k.line("    for (uint k = 0; k < 4; k++)");
+            let k0 = k.u32c(0);
+            k.for_loop(
+                k0,
+                |k, kk| {
+                    let lim = k.u32c(TILE);
+                    k.cmp(CmpOp::Lt, kk, lim)
+                },
+                |k, kk| {
+                    let one = k.u32c(1);
+                    k.add(kk, one)
+                },
+                |k, kk| {
+                    lines[2] = k.line("        acc += As[ty][k] * Bs[k][tx];");
+                    let four = k.u32c(TILE);
+                    let ai0 = k.mul(ty, four);
+                    let ai = k.add(ai0, kk);
+                    let x = k.load(a_s, ai);
+                    let bi0 = k.mul(kk, four);
+                    let bi = k.add(bi0, tx);
+                    let y = k.load(b_s, bi);
+                    let p = k.mul(x, y);
+                    let zero = k.u32c(0);
+                    let cur = k.load_local(acc, zero);
+                    let s = k.add(cur, p);
+                    k.store_local(acc, zero, s);
+                },
+            );
+            lines[3] = k.line(if second_barrier { "    GroupMemoryBarrierWithGroupSync();" } else { "    // GroupMemoryBarrierWithGroupSync();" });
+            if second_barrier {
+                k.barrier();
+            }
+            k.line("}");
+        },
+    );
+    k.line("C[row * 16 + col] = acc;");
+    let rn = k.mul(row, n);
+    let ci = k.add(rn, col);
+    let zero = k.u32c(0);
+    let v = k.load_local(acc, zero);
+    k.store(c, ci, v);
+    (Built::new(k), lines)
+}
+
+pub const MATMUL_LAUNCH: &str = "[buffers.A]\nfill = { start = 0.5, step = 0.25 }\n[buffers.B]\nfill = { start = 1, step = -0.125 }\n";
+
