@@ -150,6 +150,20 @@ impl FunctionResult {
     }
 }
 
+/// The removed barriers whose source barrier may go: one report per span,
+/// kept only when every report with that span (every inlined copy of a
+/// helper's barrier, in every kernel) was removed. Sorted by position.
+pub fn removable_everywhere<'a>(results: impl IntoIterator<Item = &'a FunctionResult>) -> Vec<&'a BarrierReport> {
+    let mut by_span: HashMap<Span, (&'a BarrierReport, bool)> = HashMap::new();
+    for b in results.into_iter().flat_map(|r| &r.barriers) {
+        let entry = by_span.entry(b.span).or_insert((b, true));
+        entry.1 &= b.verdict == Verdict::Removed;
+    }
+    let mut out: Vec<&BarrierReport> = by_span.into_values().filter(|(_, all)| *all).map(|(b, _)| b).collect();
+    out.sort_by_key(|b| (b.span.file, b.span.lo, b.span.hi));
+    out
+}
+
 /// Deletes the removed barriers from their blocks.
 pub fn apply(f: &mut Function, result: &FunctionResult) {
     let gone: HashSet<Value> = result.removed().into_iter().collect();

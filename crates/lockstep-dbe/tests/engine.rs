@@ -591,3 +591,14 @@ fn worklist_and_restart_agree_on_generated_kernels() {
         assert!(removed[mode] > 100 && kept[mode] > 100, "mode {mode}: {} removed, {} kept", removed[mode], kept[mode]);
     }
 }
+
+#[test]
+fn a_source_barrier_is_removable_only_when_every_copy_is_dead() {
+    use lockstep_source::FileId;
+    let at = |lo| Span::new(FileId(1), lo, lo + 10);
+    let rep = |lo, verdict| BarrierReport { value: Value(lo), span: at(lo), verdict, orders: Spaces::ALL, flags: BarrierFlags::default() };
+    let kernel_a = FunctionResult { barriers: vec![rep(40, Verdict::Removed), rep(10, Verdict::Removed)] };
+    let kernel_b = FunctionResult { barriers: vec![rep(40, Verdict::Kept(Keep::Needed)), rep(20, Verdict::Removed)] };
+    let spans: Vec<Span> = removable_everywhere([&kernel_a, &kernel_b]).iter().map(|b| b.span).collect();
+    assert_eq!(spans, vec![at(10), at(20)]);
+}

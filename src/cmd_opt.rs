@@ -1,0 +1,94 @@
+//! `lockstep opt`: remove dead barrier calls from textual LLVM IR, keeping
+//! every other byte of the file.
+
+use lockstep_dbe::{Mode, Options};
+use lockstep_llvm::{dump_line, optimize, OptConfig};
+use lockstep_source::SourceDb;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct OptArgs {
+    /// The `.ll` file to read.
+    pub input: PathBuf,
+    /// Where to write the result (standard output when absent or `-`).
+    #[arg(short = 'o', long = "output", value_name = "OUT.ll")]
+    pub output: Option<PathBuf>,
+    /// How much the engine may assume: local, categories or precise.
+    #[arg(long = "dead-barriers", value_name = "MODE", default_value = "precise", value_parser = parse_mode)]
+    pub dead_barriers: Mode,
+    /// Print one line per removed barrier (source line, function, the four flags) on standard error.
+    #[arg(long)]
+    pub dump: bool,
+    /// Assume calls to functions without a body touch no shared or global memory.
+    #[arg(long)]
+    pub assume_calls_safe: bool,
+    /// Reason only inside each basic block.
+    #[arg(long)]
+    pub no_inter_block: bool,
+    /// Leave these functions alone (LLVM names, comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub skip_functions: Vec<String>,
+    /// Process at most this many functions, in file order.
+    #[arg(long, value_name = "N")]
+    pub max_functions: Option<usize>,
+    /// Leave alone functions with more basic blocks than this.
+    #[arg(long, value_name = "N")]
+    pub max_blocks: Option<usize>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    Mode::parse(s).ok_or_else(|| format!("unknown mode `{s}` (expected local, categories or precise)"))
+}
+
+pub fn execute(args: &OptArgs) -> ExitCode {
+    let bytes = match std::fs::read(&args.input) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("lockstep opt: cannot read {}: {e}", args.input.display());
+            return ExitCode::from(2);
+        }
+    };
+    // The writer keeps bytes as they are, so the text must be exactly what is on disk.
+    let Ok(text) = String::from_utf8(bytes) else {
+        eprintln!("lockstep opt: {} is not UTF-8 text", args.input.display());
+        return ExitCode::from(2);
+    };
+    let config = OptConfig {
+        options: Options { mode: args.dead_barriers, assume_calls_safe: args.assume_calls_safe, inter_block: !args.no_inter_block },
+        skip_functions: args.skip_functions.clone(),
+        max_functions: args.max_functions,
+        max_blocks: args.max_blocks,
+    };
+    let result = optimize(&mut SourceDb::new(), &args.input, &text, &config);
+    if args.dump {
+        for r in &result.removals {
+            eprintln!("{}", dump_line(r));
+        }
+        for (name, why) in &result.skipped {
+            eprintln!(" Left alone: {name} ({why})");
+        }
+    }
+    let written = match args.output.as_deref() {
+        Some(path) if path.as_os_str() != "-" => write_atomically(path, &result.output),
+        _ => std::io::stdout().write_all(result.output.as_bytes()),
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lockstep opt: cannot write the output: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes next to the target, then renames, so a failed write leaves no half file.
+fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.lockstep-tmp"));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
