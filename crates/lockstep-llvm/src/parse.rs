@@ -337,10 +337,12 @@ fn special(name: &str, consts: &[Option<i64>]) -> Option<Special> {
         _ => {
             // `barrier.sync(0)` is `__syncthreads`; another id or a thread count is a named or partial barrier.
             let numbered = ["llvm.nvvm.barrier.sync", "llvm.nvvm.bar.sync", "llvm.nvvm.barrier.n", "llvm.nvvm.barrier.cta.sync"];
-            let partial = ["llvm.nvvm.barrier", "llvm.nvvm.bar.arrive", "llvm.nvvm.barrier.arrive", "llvm.nvvm.barrier.cta.arrive", "llvm.amdgcn.s.barrier."];
-            if numbered.iter().any(|p| name == *p || name.starts_with(&format!("{p}.aligned"))) && consts.len() == 1 && consts[0] == Some(0) {
+            let partial = ["llvm.nvvm.barrier", "llvm.nvvm.bar.arrive", "llvm.nvvm.barrier.arrive", "llvm.nvvm.barrier.cta.arrive"];
+            let family = |p: &&str| name == *p || name.strip_prefix(*p).is_some_and(|rest| rest.starts_with('.'));
+            let counted = name.contains(".cnt") || name.contains(".count");
+            if numbered.iter().any(family) && !counted && consts.len() == 1 && consts[0] == Some(0) {
                 Special::Barrier(SYNC)
-            } else if numbered.iter().chain(partial.iter()).any(|p| name.starts_with(p)) {
+            } else if numbered.iter().chain(partial.iter()).any(family) || name.starts_with("llvm.amdgcn.s.barrier.") {
                 Special::Untrusted(SYNC)
             } else if name.starts_with("llvm.nvvm.fence.") || name.starts_with("llvm.nvvm.membar") {
                 Special::Barrier(fence(Scope::System))
@@ -450,7 +452,8 @@ impl<'c> FnParser<'c> {
         let mut stmts: Vec<Stmt> = Vec::new();
         let mut open = 0i32;
         for line in lines {
-            if line.code.is_empty() {
+            // Debug records (`#dbg_value(...)`) describe variables only.
+            if line.code.is_empty() || line.code.starts_with("#dbg_") {
                 continue;
             }
             let toks = tokenize(line.code).ok_or_else(|| format!("unreadable characters in `{}`", line.code))?;
@@ -463,6 +466,12 @@ impl<'c> FnParser<'c> {
                 stmts.push(Stmt { span: line.span, toks });
             }
             open += depth;
+        }
+        // An unlabeled entry block takes the next number after the parameters
+        // (`define void @f(ptr %0, i32 %1)` starts with block `%2`).
+        if !stmts.first().is_some_and(|s| label_of(&s.toks).is_some()) {
+            let next = self.f.params.iter().filter_map(|p| p.name.parse::<u64>().ok()).map(|n| n + 1).max().unwrap_or(0);
+            self.labels.insert(next.to_string(), BlockId(0));
         }
         // Blocks and value names first: phis and branches refer forward.
         for (i, s) in stmts.iter().enumerate() {
@@ -1123,4 +1132,43 @@ fn describe(toks: &[Tok]) -> String {
         })
         .collect();
     text.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(name: &str, consts: &[Option<i64>]) -> &'static str {
+        match special(name, consts) {
+            Some(Special::Barrier(b)) if b.reduce.is_some() => "reduce",
+            Some(Special::Barrier(b)) if b.exec == Scope::Group => "sync",
+            Some(Special::Barrier(b)) if b.exec == Scope::Wave => "wave",
+            Some(Special::Barrier(_)) => "fence",
+            Some(Special::Untrusted(_)) => "untrusted",
+            Some(Special::Builtin(_)) | Some(Special::GlobalId(_)) => "id",
+            None => "none",
+        }
+    }
+
+    #[test]
+    fn barrier_intrinsics_are_told_apart() {
+        assert_eq!(kind("llvm.nvvm.barrier0", &[]), "sync");
+        assert_eq!(kind("llvm.nvvm.barrier.sync", &[Some(0)]), "sync");
+        assert_eq!(kind("llvm.nvvm.barrier.cta.sync.aligned.all", &[Some(0)]), "sync");
+        assert_eq!(kind("llvm.nvvm.barrier.sync", &[Some(1)]), "untrusted");
+        assert_eq!(kind("llvm.nvvm.barrier.sync", &[None]), "untrusted");
+        assert_eq!(kind("llvm.nvvm.barrier.sync.cnt", &[Some(0), Some(64)]), "untrusted");
+        assert_eq!(kind("llvm.nvvm.barrier.cta.sync.aligned.count", &[Some(0), Some(64)]), "untrusted");
+        assert_eq!(kind("llvm.nvvm.bar.arrive", &[Some(0), Some(64)]), "untrusted");
+        assert_eq!(kind("llvm.amdgcn.s.barrier", &[]), "sync");
+        assert_eq!(kind("llvm.amdgcn.s.barrier.signal", &[Some(-1)]), "untrusted");
+        assert_eq!(kind("llvm.nvvm.barrier0.popc", &[None]), "reduce");
+        assert_eq!(kind("llvm.nvvm.bar.warp.sync", &[Some(-1)]), "wave");
+        assert_eq!(kind("llvm.nvvm.membar.gl", &[]), "fence");
+        assert_eq!(kind("llvm.nvvm.fence.proxy.tensormap", &[]), "fence");
+        assert_eq!(kind("_Z7barrierj", &[Some(3)]), "sync");
+        assert_eq!(kind("_Z12get_local_idj", &[Some(1)]), "id");
+        assert_eq!(kind("_Z12get_local_idj", &[None]), "none");
+        assert_eq!(kind("llvm.nvvm.barrier0x", &[]), "none");
+    }
 }

@@ -266,36 +266,127 @@ fn find_clang() -> Option<String> {
     ["clang-19", "clang"].into_iter().find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())).map(String::from)
 }
 
-#[test]
-fn real_clang_output_for_a_cuda_kernel() {
+/// Compiles `source` (saved as `file` in a scratch directory) with clang and
+/// the given arguments; None, with a skip message, when clang is missing or
+/// cannot compile for the target here.
+fn clang_ir(file: &str, source: &str, args: &[&str]) -> Option<String> {
     let Some(clang) = find_clang() else {
         eprintln!("skipped: neither clang-19 nor clang is on PATH");
-        return;
+        return None;
     };
-    let dir = std::env::temp_dir().join(format!("lockstep-llvm-clang-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("lockstep-llvm-clang-{}-{file}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("kernels.cu");
-    std::fs::write(&src, CUDA_KERNEL).unwrap();
-    let out = std::process::Command::new(&clang)
-        .args(["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80", "-S", "-emit-llvm", "-O1", "-g", "-o", "-"])
-        .arg("kernels.cu")
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        eprintln!("skipped: {clang} cannot compile CUDA here: {}", String::from_utf8_lossy(&out.stderr));
-        return;
-    }
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut db = SourceDb::new();
-    let path = dir.join("kernels.ll");
-    let ll = read(&mut db, &path, &text);
-    assert!(ll.functions.iter().all(|f| f.opaque.is_none()), "{:?}", ll.functions.iter().map(|f| &f.opaque).collect::<Vec<_>>());
-    let r = optimize(&mut SourceDb::new(), &path, &text, &config(Mode::Categories));
-    let lines: Vec<&str> = r.removals.iter().map(|x| x.location.as_str()).collect();
-    // Source lines of the removed __syncthreads: 12 and 13 in `neighbours`, four of five in `five`.
-    assert_eq!(lines, vec!["kernels.cu:12", "kernels.cu:13", "kernels.cu:21", "kernels.cu:22", "kernels.cu:23", "kernels.cu:24"], "{text}");
-    let removed_count = text.lines().count() - r.output.lines().count();
-    assert_eq!(removed_count, 6);
+    std::fs::write(dir.join(file), source).unwrap();
+    let out = std::process::Command::new(&clang).args(args).args(["-S", "-emit-llvm", "-g", "-o", "-", file]).current_dir(&dir).output().unwrap();
     std::fs::remove_dir_all(&dir).ok();
+    if !out.status.success() {
+        eprintln!("skipped: {clang} cannot compile {file} here: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+const CUDA: &[&str] = &["-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80"];
+
+/// Runs `opt` in categories mode; returns the removals' `file:line`s after
+/// checking that every function was read and only barrier lines went.
+fn removed_locations(text: &str) -> Vec<String> {
+    let path = Path::new("clang-output.ll");
+    let ll = read(&mut SourceDb::new(), path, text);
+    let opaque: Vec<_> = ll.functions.iter().filter_map(|f| f.opaque.as_ref().map(|why| (&f.name, why))).collect();
+    assert!(opaque.is_empty(), "{opaque:?}\n{text}");
+    for f in &ll.module.functions {
+        assert!(verify(f).is_empty(), "{}: {:?}", f.name, verify(f));
+    }
+    let r = optimize(&mut SourceDb::new(), path, text, &config(Mode::Categories));
+    assert_eq!(text.lines().count() - r.output.lines().count(), r.removals.len());
+    r.removals.iter().map(|x| x.location.clone()).collect()
+}
+
+#[test]
+fn real_clang_output_for_a_cuda_kernel() {
+    let Some(text) = clang_ir("kernels.cu", CUDA_KERNEL, &[CUDA, &["-O1"]].concat()) else { return };
+    // Source lines of the removed __syncthreads: 12 and 13 in `neighbours`, four of five in `five`.
+    assert_eq!(removed_locations(&text), vec!["kernels.cu:12", "kernels.cu:13", "kernels.cu:21", "kernels.cu:22", "kernels.cu:23", "kernels.cu:24"]);
+}
+
+const CUDA_REDUCTION: &str = r#"
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __device__ __attribute__((device))
+extern __shared__ float scratch[];
+__device__ __attribute__((noinline)) void bump(float *s, unsigned t) { s[t] += 1.0f; }
+__global__ void reduce(const float *in, float *out, int n) {
+  __shared__ float part[256];
+  unsigned t = __nvvm_read_ptx_sreg_tid_x();
+  float acc = 0;
+  for (int i = __nvvm_read_ptx_sreg_ctaid_x() * 256 + t; i < n; i += 65536) acc += in[i];
+  part[t] = acc;
+  scratch[t] = acc;
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (t < s) part[t] += part[t + s];
+    __syncthreads();
+  }
+  bump(scratch, t);
+  int c = __nvvm_bar0_popc(part[0] > 0);
+  switch (t & 3) { case 0: part[t] = 1; break; case 1: part[t] = 2; break; default: break; }
+  __syncthreads();
+  if (t == 0) __nvvm_atom_add_gen_f(out, part[0] + c);
+  __nvvm_membar_gl();
+  __syncthreads();
+}
+"#;
+
+#[test]
+fn real_clang_output_with_loops_calls_and_reductions_at_every_level() {
+    for level in ["-O0", "-O1", "-O3"] {
+        let Some(text) = clang_ir("reduce.cu", CUDA_REDUCTION, &[CUDA, &[level]].concat()) else { return };
+        // Only the barrier at the very end orders nothing; the loop's barrier
+        // orders the next iteration's reads and writes.
+        assert_eq!(removed_locations(&text), vec!["reduce.cu:25"], "{level}");
+    }
+}
+
+const HIP_KERNEL: &str = r#"
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define SYNC() do { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"); __builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup"); } while (0)
+__global__ void neighbours(float *out) {
+  __shared__ float tile[256];
+  unsigned t = __builtin_amdgcn_workitem_id_x();
+  tile[t] = (float)t;
+  SYNC();
+  float v = tile[t ^ 1];
+  SYNC();
+  SYNC();
+  out[t] = v;
+}
+"#;
+
+#[test]
+fn real_clang_output_for_amdgpu() {
+    let args = ["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "--offload-arch=gfx90a", "-O1"];
+    let Some(text) = clang_ir("kernels.hip", HIP_KERNEL, &args) else { return };
+    assert_eq!(removed_locations(&text), vec!["kernels.hip:11", "kernels.hip:12"]);
+}
+
+const OPENCL_KERNEL: &str = r#"
+__kernel void neighbours(__global float *out) {
+  __local float tile[256];
+  size_t t = get_local_id(0);
+  tile[t] = (float)t;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float v = tile[t ^ 1];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  out[get_global_id(0)] = v;
+}
+"#;
+
+#[test]
+fn real_clang_output_for_spir() {
+    let args = ["-x", "cl", "-cl-std=CL1.2", "-target", "spir64", "-O1"];
+    let Some(text) = clang_ir("kernels.cl", OPENCL_KERNEL, &args) else { return };
+    assert_eq!(removed_locations(&text), vec!["kernels.cl:8", "kernels.cl:9"]);
 }
