@@ -1,1 +1,57 @@
-fn main() {}
+//! `lockstep`: finds synchronization bugs in GPU compute kernels.
+
+use lockstep::check;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "lockstep", version, about = "Finds synchronization bugs in GPU compute kernels and removes barriers that protect nothing")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check kernels for divergent barriers, races and dead barriers.
+    Check(check::CheckArgs),
+    /// List the checks.
+    Rules,
+    /// Print the documentation of a rule.
+    Explain {
+        /// A rule id, as printed by `lockstep rules`.
+        rule: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Rules => {
+            for r in lockstep_checks::RULES {
+                let fix = if r.fix { " (fix available)" } else { "" };
+                println!("{:<44} {:<8} {}{fix}", r.id, r.severity.as_str(), r.summary);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Explain { rule } => match lockstep_checks::find_rule(&rule) {
+            Some(r) => {
+                print!("{}", r.doc);
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("error: no rule named `{rule}`; `lockstep rules` lists them");
+                ExitCode::from(2)
+            }
+        },
+    }
+}

@@ -283,6 +283,10 @@ impl Function {
 pub struct Module {
     pub globals: Vec<Global>,
     pub functions: Vec<Function>,
+    /// True when fence-only barriers are group operations every thread is
+    /// meant to execute (HLSL `GroupMemoryBarrier`), false when a fence only
+    /// orders the calling thread's own accesses (CUDA `__threadfence`).
+    pub collective_fences: bool,
 }
 
 impl Module {

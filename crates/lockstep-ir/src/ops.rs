@@ -114,8 +114,8 @@ pub enum WaveOp {
     BitAnd,
     BitOr,
     BitXor,
+    /// Differs per lane (true on one lane).
     IsFirstLane,
-    /// Differs per lane.
     PrefixSum,
     PrefixProduct,
     PrefixCountBits,
@@ -133,6 +133,7 @@ impl WaveOp {
         !matches!(
             self,
             WaveOp::PrefixSum
+                | WaveOp::IsFirstLane
                 | WaveOp::PrefixProduct
                 | WaveOp::PrefixCountBits
                 | WaveOp::Shuffle

@@ -79,6 +79,10 @@ pub struct Dialect {
     pub float_literal_is_double: bool,
     /// Global variables without a space qualifier are constants (HLSL `$Globals`).
     pub plain_globals_are_constant: bool,
+    /// Fence-only barriers are collective (HLSL) rather than per-thread (CUDA).
+    pub collective_fences: bool,
+    /// A function that ends the thread when any component of its argument is negative (`clip`).
+    pub discard_if_negative: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +255,8 @@ pub static HLSL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
+    collective_fences: true,
+    discard_if_negative: Some("clip"),
 };
 
 pub static CUDA: Dialect = Dialect {
@@ -327,6 +333,8 @@ pub static CUDA: Dialect = Dialect {
     ],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    collective_fences: false,
+    discard_if_negative: None,
 };
 
 impl Dialect {

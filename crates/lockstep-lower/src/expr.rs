@@ -1025,6 +1025,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return self.sync_object_barrier(scope, span);
             }
         }
+        if d.discard_if_negative == Some(name) && args.len() == 1 {
+            let rv = self.expr(args[0]);
+            self.discard_if_negative(rv, span);
+            return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
         if let Some(b) = d.builtin_call(name) {
             let v = self.builtin(b, span);
             return self.scalar(v);

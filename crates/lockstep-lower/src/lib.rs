@@ -91,3 +91,69 @@ pub struct Compiled {
     /// True when the source had syntax errors (`--fix` refuses such files).
     pub has_errors: bool,
 }
+
+impl SpanMap for lockstep_preprocess::SourceMap {
+    fn span(&self, lo: u32, hi: u32) -> Span {
+        lockstep_preprocess::SourceMap::span(self, lo, hi)
+    }
+}
+
+/// Preprocesses, parses and lowers one file.
+pub fn compile(db: &mut lockstep_source::SourceDb, file: FileId, lang: Lang, options: &Options) -> Compiled {
+    compile_with(db, file, lang, options, &lockstep_preprocess::FsLoader)
+}
+
+/// [`compile`] with a custom file loader for `#include` (tests, editors).
+pub fn compile_with(
+    db: &mut lockstep_source::SourceDb,
+    file: FileId,
+    lang: Lang,
+    options: &Options,
+    loader: &dyn lockstep_preprocess::FileLoader,
+) -> Compiled {
+    let pp_options = lockstep_preprocess::Options { defines: options.defines.clone(), include_dirs: options.include_dirs.clone() };
+    let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
+    let mut diagnostics = pp.diagnostics;
+    if db.file(file).lossy {
+        diagnostics.push(
+            lockstep_diag::Diagnostic::new("invalid-utf8", lockstep_diag::Severity::Warning, Span::new(file, 0, 0), "file is not valid UTF-8")
+                .with_primary_label("invalid bytes were replaced before analysis")
+                .with_note("lockstep reads kernel sources as UTF-8 text; binary files cannot be analysed"),
+        );
+    }
+    let Some(tree) = lockstep_syntax::parse(lang.grammar(), &pp.text) else {
+        diagnostics.push(lockstep_diag::Diagnostic::new(
+            "parse-error",
+            lockstep_diag::Severity::Error,
+            Span::new(file, 0, 0),
+            "the parser gave up on this file",
+        ));
+        return Compiled { module: Module::default(), diagnostics, has_errors: true };
+    };
+    // Deeply nested input must not overflow the stack: lower on a thread with room.
+    let text = pp.text;
+    let map = pp.map;
+    let lowered = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, || lower_tree(&text, &tree, lang, &map, options))
+            .expect("spawning the lowering thread")
+            .join()
+    });
+    match lowered {
+        Ok(mut c) => {
+            diagnostics.append(&mut c.diagnostics);
+            c.diagnostics = diagnostics;
+            c
+        }
+        Err(_) => {
+            diagnostics.push(lockstep_diag::Diagnostic::new(
+                "internal-error",
+                lockstep_diag::Severity::Error,
+                Span::new(file, 0, 0),
+                "lockstep failed while lowering this file; please report it",
+            ));
+            Compiled { module: Module::default(), diagnostics, has_errors: true }
+        }
+    }
+}

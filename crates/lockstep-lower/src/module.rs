@@ -344,6 +344,7 @@ pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, opti
         funcs: HashMap::new(),
         options,
     };
+    ctx.module.collective_fences = ctx.d.collective_fences;
     let root = tree.root_node();
     let has_errors = report_syntax_errors(&mut ctx, root);
     let mut kernels = Vec::new();

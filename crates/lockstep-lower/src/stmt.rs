@@ -761,6 +761,29 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
     }
 
+    /// `clip(x)`: threads with a negative component of `x` stop here.
+    pub fn discard_if_negative(&mut self, rv: RV, span: Span) {
+        let mut any: Option<Value> = None;
+        for v in rv.vals {
+            let t = self.f.inst(v).ty;
+            let zero = if t.is_float() { self.konst(t, Const::Float(0.0), span) } else { self.int(t, 0, span) };
+            let neg = self.emit(Op::Cmp(CmpOp::Lt, v, zero), Type::Bool, span);
+            any = Some(match any {
+                None => neg,
+                Some(a) => self.emit(Op::Binary(BinOp::LOr, a, neg), Type::Bool, span),
+            });
+        }
+        let Some(cond) = any else { return };
+        let kill = self.new_block(span);
+        let cont = self.new_block(span);
+        self.branch(cond, kill, cont, span, span);
+        self.seal(kill);
+        self.enter(kill);
+        self.terminate(Terminator::Discard, span, Some(ExitKind::Discard));
+        self.seal(cont);
+        self.enter(cont);
+    }
+
     /// Converts a value to bool for branching.
     pub fn to_bool(&mut self, v: Value, span: Span) -> Value {
         let t = self.f.inst(v).ty;

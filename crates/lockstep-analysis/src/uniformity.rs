@@ -1,0 +1,337 @@
+//! Uniformity analysis in the manner of LLVM's UniformityAnalysis.
+//!
+//! Every value gets the widest scope over which it is the same for all
+//! threads: thread < wave < group < grid. Divergence starts at sources
+//! (thread ids, atomics, per-lane wave operations), flows along def-use
+//! edges, into phis at the joins of divergent branches (sync dependence), and
+//! out of loops that threads leave at different iterations (temporal
+//! divergence). Each lowered value records why, so checks can explain it.
+
+use crate::cfg::Cfg;
+use lockstep_ir::{BinOp, BlockId, Builtin, Function, MemSpace, Op, Root, Type, Value, WaveOp};
+
+/// How widely a value is shared; ordered from narrowest to widest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// May differ between any two threads.
+    Thread,
+    /// The same across a wave / warp.
+    Wave,
+    /// The same across the thread group.
+    Group,
+    /// The same for the whole dispatch.
+    Grid,
+}
+
+impl Level {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Level::Thread => "differs between threads",
+            Level::Wave => "is uniform only within a wave",
+            Level::Group => "is uniform across the group",
+            Level::Grid => "is uniform across the dispatch",
+        }
+    }
+}
+
+/// Why a value is less uniform than the whole dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// Uniform everywhere.
+    Uniform,
+    /// A thread-identity builtin.
+    Builtin(Builtin),
+    /// An atomic returns a different old value to each thread.
+    Atomic,
+    /// A wave operation: uniform only per wave, or different per lane.
+    Wave(WaveOp),
+    /// Loaded at an index (or through a pointer) that is not uniform.
+    LoadIndex(Value),
+    /// Loaded from memory that is only uniform within a group.
+    LoadMemory,
+    /// Computed from this operand.
+    Operand(Value),
+    /// A phi joining paths of a branch on this block whose condition is not uniform.
+    SyncDependence(BlockId),
+    /// Leaves a loop (by its header) that threads exit at different iterations.
+    TemporalDivergence(BlockId),
+    /// A lane-linear value divided down to one value per wave.
+    WaveAligned(Value),
+}
+
+pub struct Uniformity {
+    levels: Vec<Level>,
+    reasons: Vec<Reason>,
+    /// Per block: the narrowest level of the branches it is (transitively) control dependent on.
+    block_levels: Vec<Level>,
+    /// Threads per wave assumed for wave-alignment reasoning.
+    pub wave_size: u32,
+}
+
+impl Uniformity {
+    pub fn level(&self, v: Value) -> Level {
+        self.levels[v.index()]
+    }
+
+    pub fn reason(&self, v: Value) -> Reason {
+        self.reasons[v.index()]
+    }
+
+    /// How uniformly a block is reached: the narrowest condition it depends on.
+    pub fn block_level(&self, b: BlockId) -> Level {
+        self.block_levels[b.index()]
+    }
+
+    /// The level of a branch block's condition (Grid for non-branches).
+    pub fn branch_level(&self, f: &Function, b: BlockId) -> Level {
+        f.block(b).term.condition().map(|c| self.level(c)).unwrap_or(Level::Grid)
+    }
+
+    pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
+        let wave_size = f.entry.as_ref().and_then(|e| e.wave_size).unwrap_or(32);
+        let n = f.insts.len();
+        let mut u = Uniformity {
+            levels: vec![Level::Grid; n],
+            reasons: vec![Reason::Uniform; n],
+            block_levels: vec![Level::Grid; f.blocks.len()],
+            wave_size,
+        };
+        let inst_block = f.inst_blocks();
+        // The uniformity of values stored to each private array (flow-insensitive).
+        let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
+        // Iterate to a fixed point: levels only go down and the lattice is finite.
+        let mut changed = true;
+        let mut rounds = 0;
+        while changed && rounds < 10_000 {
+            changed = false;
+            rounds += 1;
+            for b in f.block_ids() {
+                if !cfg.is_reachable(b) {
+                    continue;
+                }
+                for &v in &f.block(b).insts {
+                    let (mut level, mut reason) = u.transfer(f, cfg, v, b, &inst_block, &local_levels);
+                    if let Op::Store(m, x) = &f.inst(v).op {
+                        if let Root::Local(l) = m.root {
+                            let value = u.operand(f, cfg, *x, b, &inst_block);
+                            let index = u.operand(f, cfg, m.index, b, &inst_block);
+                            let stored = if index.0 < value.0 { index } else { value };
+                            let entry = &mut local_levels[l.index()];
+                            if stored.0 < entry.0 {
+                                *entry = (stored.0, Some(if index.0 < value.0 { m.index } else { *x }));
+                                changed = true;
+                            }
+                        }
+                        level = Level::Grid;
+                        reason = Reason::Uniform;
+                    }
+                    if level < u.levels[v.index()] {
+                        u.levels[v.index()] = level;
+                        u.reasons[v.index()] = reason;
+                        changed = true;
+                    }
+                }
+                // Sync dependence: phis at joins of a non-uniform branch.
+                let cond_level = u.branch_level(f, b);
+                if cond_level < Level::Grid && cfg.succs[b.index()].len() > 1 {
+                    changed |= u.mark_joins(f, cfg, b, cond_level);
+                }
+            }
+        }
+        for b in f.block_ids() {
+            let mut level = Level::Grid;
+            for dep in cfg.control_deps_transitive(b) {
+                level = level.min(u.branch_level(f, dep));
+            }
+            u.block_levels[b.index()] = level;
+        }
+        u
+    }
+
+    /// Level of an operand as seen from `use_block`, including temporal divergence.
+    fn operand(&self, f: &Function, cfg: &Cfg, o: Value, use_block: BlockId, inst_block: &[Option<BlockId>]) -> (Level, Reason) {
+        let mut level = self.levels[o.index()];
+        let mut reason = Reason::Operand(o);
+        if let Some(def_block) = inst_block[o.index()] {
+            for &li in &cfg.loops_of[def_block.index()] {
+                let l = &cfg.loops[li];
+                if l.blocks.binary_search(&use_block).is_ok() {
+                    continue;
+                }
+                for &e in &l.exiting {
+                    let exit_level = self.branch_level(f, e);
+                    if exit_level < level {
+                        level = exit_level;
+                        reason = Reason::TemporalDivergence(l.header);
+                    }
+                }
+            }
+        }
+        (level, reason)
+    }
+
+    fn transfer(
+        &self,
+        f: &Function,
+        cfg: &Cfg,
+        v: Value,
+        b: BlockId,
+        inst_block: &[Option<BlockId>],
+        local_levels: &[(Level, Option<Value>)],
+    ) -> (Level, Reason) {
+        let inst = f.inst(v);
+        let min_operands = |skip: Option<Value>| -> (Level, Reason) {
+            let mut best = (Level::Grid, Reason::Uniform);
+            inst.op.for_each_operand(|o| {
+                if Some(o) == skip {
+                    return;
+                }
+                let x = self.operand(f, cfg, o, b, inst_block);
+                if x.0 < best.0 {
+                    best = x;
+                }
+            });
+            best
+        };
+        match &inst.op {
+            Op::Param(_) | Op::Const(_) | Op::Undef => (Level::Grid, Reason::Uniform),
+            Op::Builtin(bi) => (builtin_level(*bi), Reason::Builtin(*bi)),
+            Op::Atomic(..) => (Level::Thread, Reason::Atomic),
+            Op::Barrier(_, Some(_)) => (Level::Group, Reason::Uniform),
+            Op::Barrier(_, None) => (Level::Grid, Reason::Uniform),
+            Op::Wave(w, _) => {
+                let args = min_operands(None);
+                if w.is_wave_uniform() {
+                    if args.0 >= Level::Wave {
+                        args
+                    } else {
+                        (Level::Wave, Reason::Wave(*w))
+                    }
+                } else {
+                    (Level::Thread, Reason::Wave(*w))
+                }
+            }
+            Op::Load(m) => {
+                let args = min_operands(None);
+                let cap = match (m.space, m.root) {
+                    (_, Root::Local(l)) => local_levels[l.index()].0,
+                    (MemSpace::Constant, _) => Level::Grid,
+                    (MemSpace::Private, _) => Level::Thread,
+                    _ => Level::Group,
+                };
+                if args.0 < cap {
+                    let idx_reason = match args.1 {
+                        Reason::Operand(o) => Reason::LoadIndex(o),
+                        r => r,
+                    };
+                    (args.0, idx_reason)
+                } else if cap < Level::Grid {
+                    let reason = match (m.root, local_levels.get(root_local(m.root).unwrap_or(usize::MAX))) {
+                        (Root::Local(_), Some((_, Some(stored)))) => Reason::Operand(*stored),
+                        _ => Reason::LoadMemory,
+                    };
+                    (cap, reason)
+                } else {
+                    (Level::Grid, Reason::Uniform)
+                }
+            }
+            Op::Call(..) => {
+                let args = min_operands(None);
+                if args.0 < Level::Group {
+                    args
+                } else {
+                    (Level::Group, Reason::LoadMemory)
+                }
+            }
+            Op::Binary(op @ (BinOp::Div | BinOp::Shr | BinOp::And), x, y) => {
+                let args = min_operands(None);
+                if args.0 < Level::Wave && self.wave_aligned(f, *op, *x, *y) {
+                    let rest = min_operands(Some(*x));
+                    if rest.0 >= Level::Wave {
+                        return (Level::Wave, Reason::WaveAligned(*x));
+                    }
+                }
+                args
+            }
+            _ => min_operands(None),
+        }
+    }
+
+    /// `lane_linear / k`, `>> s` or `& ~mask` where whole waves map to one value.
+    fn wave_aligned(&self, f: &Function, op: BinOp, x: Value, y: Value) -> bool {
+        let Some(k) = f.as_int(y) else { return false };
+        if !lane_linear(f, x, self.wave_size) {
+            return false;
+        }
+        let w = self.wave_size as i64;
+        match op {
+            BinOp::Div => k > 0 && k % w == 0,
+            BinOp::Shr => (0..63).contains(&k) && (1i64 << k) % w == 0,
+            BinOp::And => k & (w - 1) == 0,
+            _ => false,
+        }
+    }
+
+    /// Caps the phis at the join blocks of a non-uniform branch.
+    fn mark_joins(&mut self, f: &Function, cfg: &Cfg, branch: BlockId, level: Level) -> bool {
+        let mut changed = false;
+        for join in cfg.join_blocks(branch) {
+            for &v in &f.block(join).insts {
+                if let Op::Phi(inc) = &f.inst(v).op {
+                    // A phi whose incoming values are all the same value carries no divergence.
+                    let first = inc.first().map(|&(_, val)| val);
+                    if inc.iter().all(|&(_, val)| Some(val) == first) {
+                        continue;
+                    }
+                    if level < self.levels[v.index()] {
+                        self.levels[v.index()] = level;
+                        self.reasons[v.index()] = Reason::SyncDependence(branch);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed
+    }
+}
+
+fn root_local(r: Root) -> Option<usize> {
+    match r {
+        Root::Local(l) => Some(l.index()),
+        _ => None,
+    }
+}
+
+fn builtin_level(b: Builtin) -> Level {
+    match b {
+        Builtin::LocalId(_) | Builtin::LocalIndex | Builtin::LaneId => Level::Thread,
+        Builtin::GroupId(_) => Level::Group,
+        Builtin::GroupSize(_) | Builtin::NumGroups(_) | Builtin::WaveSize => Level::Grid,
+    }
+}
+
+/// Values that increase by one from lane to lane within a wave, with waves
+/// starting at multiples of the wave size: `local_id.x`, the flat local index,
+/// and `group_id * size + local_id` when the size is a multiple of the wave.
+fn lane_linear(f: &Function, v: Value, wave: u32) -> bool {
+    match &f.inst(v).op {
+        Op::Builtin(Builtin::LocalId(0) | Builtin::LocalIndex) => true,
+        Op::Convert(x) => f.inst(v).ty.is_int() && lane_linear(f, *x, wave),
+        Op::Binary(BinOp::Add, a, b) => {
+            let multiple = |x: Value| match &f.inst(x).op {
+                Op::Binary(BinOp::Mul, p, q) => {
+                    let k = f.as_int(*q).or_else(|| f.as_int(*p));
+                    k.is_some_and(|k| k % wave as i64 == 0)
+                }
+                _ => f.as_int(x).is_some_and(|k| k % wave as i64 == 0),
+            };
+            (lane_linear(f, *a, wave) && multiple(*b)) || (lane_linear(f, *b, wave) && multiple(*a))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a type can carry divergence worth reporting (everything but void).
+pub fn has_value(t: Type) -> bool {
+    t != Type::Void
+}

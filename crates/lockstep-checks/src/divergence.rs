@@ -1,0 +1,132 @@
+//! `barrier-in-divergent-cf`: a barrier that not every thread of its scope
+//! reaches, because of a non-uniform branch, an early exit taken by some
+//! threads, or a loop whose trip count differs between threads.
+
+use crate::explain::{explain, show};
+use crate::KernelFacts;
+use lockstep_analysis::Level;
+use lockstep_diag::{Diagnostic, Severity};
+use lockstep_ir::{BlockId, ExitKind, Op, Scope, Value};
+use lockstep_source::SourceDb;
+
+pub const RULE: &str = "barrier-in-divergent-cf";
+
+/// The uniformity a barrier needs from the control flow that reaches it, and
+/// how severe it is when that is missing (None: not checked).
+fn requirement(b: &lockstep_ir::Barrier, collective_fences: bool) -> Option<(Level, Severity)> {
+    match b.exec {
+        Scope::Group => Some((Level::Group, Severity::Error)),
+        Scope::Device | Scope::System => Some((Level::Grid, Severity::Error)),
+        // A wave barrier (`__syncwarp(mask)`) may legally run in divergent code with a mask.
+        Scope::Wave => None,
+        Scope::None if collective_fences && b.mem >= Scope::Group => Some((Level::Group, Severity::Warning)),
+        Scope::None => None,
+    }
+}
+
+pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) {
+    let f = &k.func;
+    for b in f.block_ids() {
+        if !k.cfg.is_reachable(b) {
+            continue;
+        }
+        for &v in &f.block(b).insts {
+            let Op::Barrier(barrier, _) = &f.inst(v).op else { continue };
+            let Some((needed, severity)) = requirement(barrier, k.module.collective_fences) else { continue };
+            if k.uniformity.block_level(b) >= needed {
+                continue;
+            }
+            out.push(report(db, k, b, v, needed, severity, barrier.is_fence_only()));
+        }
+    }
+}
+
+fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool) -> Diagnostic {
+    let f = &k.func;
+    let span = f.inst(barrier).span;
+    let name = barrier_name(db.snippet(span));
+    let scope = if needed == Level::Grid { "dispatch" } else { "group" };
+    let message = if fence {
+        format!("fence `{name}` is executed by only some threads of the {scope}")
+    } else {
+        format!("barrier `{name}` is not reached by every thread of the {scope}")
+    };
+    let mut d = Diagnostic::new(RULE, severity, span, message)
+        .with_primary_label(if fence { "only some threads execute this fence" } else { "threads that skip this barrier leave the others waiting" });
+
+    // The nearest branch that makes the barrier's block divergent.
+    let deps = k.cfg.control_deps_transitive(block);
+    let cause = deps.iter().copied().find(|&c| k.uniformity.branch_level(f, c) < needed);
+    if let Some(c) = cause {
+        let cond = f.block(c).term.condition().expect("a branch has a condition");
+        let cond_span = f.block(c).cond_span.unwrap_or(f.inst(cond).span);
+        let in_loop = k.cfg.innermost_loop(block).is_some_and(|l| l.exiting.contains(&c) && l.blocks.contains(&block));
+        let what = if in_loop { "this loop condition" } else { "this condition" };
+        let level = k.uniformity.branch_level(f, c);
+        d = d.with_label(cond_span, format!("{what} {}", level.describe()));
+        // Early exits taken under that condition, before the barrier: blocks the
+        // branch reaches without passing the barrier, which leave the structured
+        // flow and come earlier in program order.
+        let avoiding = reachable_avoiding(k, c, block);
+        let mut exits = 0;
+        for x in f.block_ids() {
+            let Some(kind) = f.block(x).exit else { continue };
+            if exits >= 3 || x.index() >= block.index() || !avoiding[x.index()] {
+                continue;
+            }
+            let phrase = match kind {
+                ExitKind::Return => "threads that take this `return` never reach the barrier",
+                ExitKind::Discard => "threads that `discard` here never reach the barrier",
+                ExitKind::Break => "threads that take this `break` leave the loop without reaching the barrier",
+                ExitKind::Continue => "threads that take this `continue` skip the barrier in that iteration",
+            };
+            d = d.with_label(f.block(x).term_span, phrase);
+            exits += 1;
+        }
+        let why = explain(db, k.module, f, &k.uniformity, cond);
+        if !why.is_empty() {
+            d = d.with_note(format!("{} {}: {why}", show(db, f, cond), level.describe()));
+        }
+        if in_loop {
+            d = d.with_note("the loop runs a different number of times in different threads, so the barrier is reached a different number of times");
+        }
+    }
+    // A barrier in a helper: name every call site it was inlined through.
+    for site in f.inline_chain(barrier) {
+        d = d.with_label(site.call_span, format!("the barrier is inside `{}`, called here", site.callee));
+    }
+    if fence {
+        d = d.with_note(
+            "a fence-only barrier makes the writes of the threads that execute it visible; threads that skip it give no such guarantee, so others may read stale shared memory",
+        );
+    } else {
+        d = d.with_note(format!(
+            "a {scope} barrier waits until every thread of the {scope} arrives; if some never do, the {scope} hangs or the behaviour is undefined"
+        ));
+    }
+    d.with_macro_notes(db)
+}
+
+/// Blocks reachable from the successors of `from` without passing `avoid`.
+fn reachable_avoiding(k: &KernelFacts, from: BlockId, avoid: BlockId) -> Vec<bool> {
+    let mut seen = vec![false; k.func.blocks.len()];
+    let mut stack: Vec<BlockId> = k.cfg.succs[from.index()].clone();
+    while let Some(x) = stack.pop() {
+        if x == avoid || std::mem::replace(&mut seen[x.index()], true) {
+            continue;
+        }
+        stack.extend(k.cfg.succs[x.index()].iter().copied());
+    }
+    seen
+}
+
+/// `GroupMemoryBarrierWithGroupSync();` → `GroupMemoryBarrierWithGroupSync`.
+fn barrier_name(text: &str) -> String {
+    let t = text.split('(').next().unwrap_or(text).trim();
+    let t = t.rsplit('.').next().unwrap_or(t);
+    if t.is_empty() {
+        "barrier".into()
+    } else {
+        t.to_string()
+    }
+}

@@ -1,0 +1,179 @@
+//! `lockstep check`: find kernel files, analyse each in parallel, report.
+
+use clap::{Args, ValueEnum};
+use lockstep_diag::{render_human, to_json_value, Diagnostic};
+use lockstep_lower::{compile, Lang, Options};
+use lockstep_source::SourceDb;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Files or directories to check.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Define a macro: NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Add an include directory.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+    /// Threads per group for every kernel: X,Y,Z (overrides the source).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_group_size)]
+    pub group_size: Option<[u32; 3]>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Language of the inputs, instead of guessing from the extension.
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+pub fn parse_group_size(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err("expected X, X,Y or X,Y,Z".into());
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = p.trim().parse::<u32>().map_err(|_| format!("`{p}` is not a positive integer"))?;
+        if out[i] == 0 {
+            return Err("group sizes must be at least 1".into());
+        }
+    }
+    Ok(out)
+}
+
+pub fn parse_lang(s: &str) -> Result<Lang, String> {
+    Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected hlsl or cuda)"))
+}
+
+pub fn parse_defines(defines: &[String]) -> Vec<(String, Option<String>)> {
+    defines
+        .iter()
+        .map(|d| match d.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (d.clone(), None),
+        })
+        .collect()
+}
+
+/// Expands directories into the kernel files below them, sorted.
+fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            let mut stack = vec![p.clone()];
+            while let Some(dir) = stack.pop() {
+                let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                for e in entries.flatten() {
+                    let path = e.path();
+                    match e.file_type() {
+                        Ok(t) if t.is_dir() => stack.push(path),
+                        Ok(t) if t.is_file() && Lang::from_path(&path).is_some() => out.push(path),
+                        _ => {}
+                    }
+                }
+            }
+        } else if lang.is_some() || Lang::from_path(p).is_some() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: unknown file type (use --lang hlsl|cuda)", p.display()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The result of checking one file.
+pub struct FileReport {
+    pub db: SourceDb,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn check_file(path: &Path, lang: Lang, options: &Options) -> Result<FileReport, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut db = SourceDb::new();
+    let file = db.add_bytes(path, &bytes);
+    let compiled = compile(&mut db, file, lang, options);
+    let mut diagnostics = compiled.diagnostics;
+    diagnostics.extend(lockstep_checks::check_module(&db, &compiled.module));
+    diagnostics.sort_by_key(|d| d.sort_key());
+    Ok(FileReport { db, diagnostics })
+}
+
+pub fn run(args: &CheckArgs) -> ExitCode {
+    let files = match collect_files(&args.paths, args.lang) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = Options {
+        defines: parse_defines(&args.defines),
+        include_dirs: args.include_dirs.clone(),
+        group_size: args.group_size,
+    };
+    let results: Vec<Mutex<Option<Result<FileReport, String>>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(files.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let lang = args.lang.or_else(|| Lang::from_path(path)).unwrap_or(Lang::Hlsl);
+                let r = check_file(path, lang, &options);
+                *results[i].lock().expect("no poisoned lock") = Some(r);
+            });
+        }
+    });
+    let mut io_error = false;
+    let mut found = 0usize;
+    let mut json = Vec::new();
+    let color = args.format == Format::Human && std::io::stdout().is_terminal();
+    let mut stdout = std::io::stdout().lock();
+    for r in results {
+        match r.into_inner().expect("no poisoned lock") {
+            Some(Ok(report)) => {
+                found += report.diagnostics.len();
+                match args.format {
+                    Format::Human => {
+                        let _ = stdout.write_all(render_human(&report.db, &report.diagnostics, color).as_bytes());
+                    }
+                    Format::Json => json.extend(report.diagnostics.iter().map(|d| to_json_value(&report.db, d))),
+                }
+            }
+            Some(Err(e)) => {
+                eprintln!("error: {e}");
+                io_error = true;
+            }
+            None => {}
+        }
+    }
+    if args.format == Format::Json {
+        let doc = serde_json::json!({ "diagnostics": json });
+        let _ = writeln!(stdout, "{}", serde_json::to_string_pretty(&doc).expect("json serializes"));
+    } else if found > 0 {
+        let _ = writeln!(stdout, "{found} problem{} found in {} file{}", if found == 1 { "" } else { "s" }, files.len(), if files.len() == 1 { "" } else { "s" });
+    }
+    if io_error {
+        ExitCode::from(2)
+    } else if found > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,4 @@
+//! The lockstep driver: what the `lockstep` commands do, as a library so
+//! the integration tests run exactly the code the binary runs.
+
+pub mod check;

@@ -1,0 +1,145 @@
+//! Fixture kernels carry their expectations on the exact lines:
+//!
+//! - `// expect: RULE[, RULE…]` — a diagnostic of each rule must start on this line;
+//! - `// label: RULE` — a diagnostic of RULE must have a secondary label on this line;
+//! - `// ok` or `// ok: RULE` — no diagnostic (of RULE) may start on this line;
+//! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`, `-D N=V`).
+//!
+//! The harness fails on every missing and every unexpected diagnostic.
+
+use lockstep::check::{check_file, parse_defines, parse_group_size};
+use lockstep_lower::{Lang, Options};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+#[derive(Default)]
+struct Expectations {
+    expect: BTreeSet<(String, u32)>,
+    labels: BTreeSet<(String, u32)>,
+    ok: Vec<(Option<String>, u32)>,
+    options: Options,
+}
+
+fn rules_after<'a>(line: &'a str, marker: &str) -> Option<Vec<String>> {
+    let at = line.find(marker)?;
+    let rest = &line[at + marker.len()..];
+    Some(rest.split(',').map(|r| r.trim().split_whitespace().next().unwrap_or("").to_string()).filter(|r| !r.is_empty()).collect())
+}
+
+fn parse(text: &str) -> Expectations {
+    let mut e = Expectations::default();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        if let Some(rules) = rules_after(line, "// expect:") {
+            e.expect.extend(rules.into_iter().map(|r| (r, n)));
+        }
+        if let Some(rules) = rules_after(line, "// label:") {
+            e.labels.extend(rules.into_iter().map(|r| (r, n)));
+        }
+        if let Some(at) = line.find("// ok") {
+            let rest = line[at + 5..].trim_start();
+            match rest.strip_prefix(':') {
+                Some(r) => e.ok.extend(r.split(',').map(|x| (Some(x.trim().to_string()), n))),
+                None => e.ok.push((None, n)),
+            }
+        }
+        if let Some(at) = line.find("// args:") {
+            let words: Vec<&str> = line[at + 8..].split_whitespace().collect();
+            let mut it = words.iter();
+            while let Some(w) = it.next() {
+                match *w {
+                    "--group-size" => e.options.group_size = it.next().and_then(|v| parse_group_size(v).ok()),
+                    "-D" => e.options.defines.extend(parse_defines(&[it.next().unwrap_or(&"").to_string()])),
+                    "-I" => e.options.include_dirs.push(PathBuf::from(it.next().unwrap_or(&""))),
+                    other => panic!("unknown fixture argument `{other}`"),
+                }
+            }
+        }
+    }
+    e
+}
+
+fn check_fixture(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut exp = parse(&text);
+    for dir in exp.options.include_dirs.iter_mut() {
+        *dir = path.parent().unwrap().join(&*dir);
+    }
+    let lang = Lang::from_path(path).ok_or("unknown extension")?;
+    let report = check_file(path, lang, &exp.options)?;
+    let mut got = BTreeSet::new();
+    let mut got_labels = BTreeSet::new();
+    for d in &report.diagnostics {
+        if report.db.file(d.span.file).path != path {
+            return Err(format!("diagnostic in another file: {} {:?}", d.rule, report.db.file(d.span.file).path));
+        }
+        got.insert((d.rule.clone(), report.db.location(d.span).0.line));
+        for l in &d.labels {
+            if report.db.file(l.span.file).path == path {
+                got_labels.insert((d.rule.clone(), report.db.location(l.span).0.line));
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for (rule, line) in exp.expect.difference(&got) {
+        problems.push(format!("{}:{line}: missing `{rule}`", path.display()));
+    }
+    for (rule, line) in got.difference(&exp.expect) {
+        problems.push(format!("{}:{line}: unexpected `{rule}`", path.display()));
+    }
+    for (rule, line) in exp.labels.difference(&got_labels) {
+        problems.push(format!("{}:{line}: missing a label of `{rule}`", path.display()));
+    }
+    for (rule, line) in &exp.ok {
+        if got.iter().any(|(r, l)| l == line && rule.as_ref().map_or(true, |x| x == r)) {
+            problems.push(format!("{}:{line}: marked ok but reported", path.display()));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        let rendered = lockstep_diag::render_human(&report.db, &report.diagnostics, false);
+        Err(format!("{}\n--- diagnostics ---\n{rendered}", problems.join("\n")))
+    }
+}
+
+fn run_dir(dir: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| Lang::from_path(p).is_some()).collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", root.display());
+    let failures: Vec<String> = files.iter().filter_map(|f| check_fixture(f).err()).collect();
+    assert!(failures.is_empty(), "{} of {} fixtures failed:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
+}
+
+#[test]
+fn hlsl_fixtures() {
+    run_dir("hlsl");
+}
+
+#[test]
+fn cuda_fixtures() {
+    run_dir("cuda");
+}
+
+#[test]
+fn harness_reports_missing_and_unexpected_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("lockstep-harness-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Expectation on the wrong line: one missing, one unexpected.
+    let bad = dir.join("wrong_line.cu");
+    std::fs::write(
+        &bad,
+        "__global__ void k(int* o) {\n  if (threadIdx.x < 3) {\n    __syncthreads(); \n  } // expect: barrier-in-divergent-cf\n}\n",
+    )
+    .unwrap();
+    let err = check_fixture(&bad).unwrap_err();
+    assert!(err.contains(":4: missing `barrier-in-divergent-cf`"), "{err}");
+    assert!(err.contains(":3: unexpected `barrier-in-divergent-cf`"), "{err}");
+    // An `ok` mark on a reported line fails too.
+    let ok = dir.join("ok_mark.cu");
+    std::fs::write(&ok, "__global__ void k(int* o) {\n  if (threadIdx.x < 3) {\n    __syncthreads(); // ok\n  }\n}\n").unwrap();
+    let err = check_fixture(&ok).unwrap_err();
+    assert!(err.contains("marked ok but reported"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
