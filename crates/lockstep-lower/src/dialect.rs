@@ -83,6 +83,9 @@ pub struct Dialect {
     pub collective_fences: bool,
     /// A function that ends the thread when any component of its argument is negative (`clip`).
     pub discard_if_negative: Option<&'static str>,
+    /// Toolkit and system headers whose declarations the dialect table already
+    /// models; a missing `<…>` include of one of these is not worth a warning.
+    pub modelled_headers: &'static [&'static str],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,6 +260,7 @@ pub static HLSL: Dialect = Dialect {
     plain_globals_are_constant: true,
     collective_fences: true,
     discard_if_negative: Some("clip"),
+    modelled_headers: &[],
 };
 
 pub static CUDA: Dialect = Dialect {
@@ -335,6 +339,31 @@ pub static CUDA: Dialect = Dialect {
     plain_globals_are_constant: false,
     collective_fences: false,
     discard_if_negative: None,
+    modelled_headers: &[
+        "cuda.h",
+        "cuda_runtime.h",
+        "cuda_runtime_api.h",
+        "device_launch_parameters.h",
+        "cooperative_groups.h",
+        "cooperative_groups/reduce.h",
+        "cooperative_groups/memcpy_async.h",
+        "cuda_fp16.h",
+        "cuda_bf16.h",
+        "math_constants.h",
+        "sm_60_atomic_functions.h",
+        "stdio.h",
+        "stdint.h",
+        "stdlib.h",
+        "assert.h",
+        "math.h",
+        "cstdio",
+        "cstdint",
+        "cstdlib",
+        "cassert",
+        "cmath",
+        "cfloat",
+        "climits",
+    ],
 };
 
 impl Dialect {

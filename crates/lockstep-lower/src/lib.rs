@@ -114,6 +114,10 @@ pub fn compile_with(
     let pp_options = lockstep_preprocess::Options { defines: options.defines.clone(), include_dirs: options.include_dirs.clone() };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
+    let modelled = lang.dialect().modelled_headers;
+    diagnostics.retain(|d| {
+        d.rule != "include-not-found" || !modelled.iter().any(|h| d.message.ends_with(&format!("<{h}>")))
+    });
     if db.file(file).lossy {
         diagnostics.push(
             lockstep_diag::Diagnostic::new("invalid-utf8", lockstep_diag::Severity::Warning, Span::new(file, 0, 0), "file is not valid UTF-8")
