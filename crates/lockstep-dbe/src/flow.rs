@@ -102,6 +102,10 @@ pub(crate) struct SpaceFlow {
     node_of: HashMap<Value, usize>,
     above_in: Vec<Set>,
     below_out: Vec<Set>,
+    /// Worklist marks, all false between propagations (kept to avoid an
+    /// allocation per removal, which would make removals cost O(blocks)).
+    queued: Vec<bool>,
+    forced: Vec<bool>,
 }
 
 impl SpaceFlow {
@@ -126,6 +130,8 @@ impl SpaceFlow {
             node_of: HashMap::new(),
             above_in: vec![Vec::new(); nb],
             below_out: vec![Vec::new(); nb],
+            queued: vec![false; nb],
+            forced: vec![false; nb],
         };
         for b in 0..nb {
             let mut cur: Option<usize> = None;
@@ -205,21 +211,22 @@ impl SpaceFlow {
 
     /// Pushes the above-facts of `seeds` to their successors until nothing grows.
     fn propagate_forward(&mut self, prep: &Prep, seeds: &[usize]) {
-        let mut queued = vec![false; self.head.len()];
         let mut queue: VecDeque<usize> = seeds.iter().copied().collect();
-        seeds.iter().for_each(|&b| queued[b] = true);
-        let mut forced = queued.clone();
+        for &b in seeds {
+            self.queued[b] = true;
+            self.forced[b] = true;
+        }
         while let Some(b) = queue.pop_front() {
-            queued[b] = false;
+            self.queued[b] = false;
             // A block with a sync point passes on its own tail, which a grown entry fact does not change.
-            let force = std::mem::take(&mut forced[b]);
+            let force = std::mem::take(&mut self.forced[b]);
             if self.last[b].is_some() && !force {
                 continue;
             }
             let out = self.above_out(b);
             for &s in &prep.succs[b] {
-                if union_into(&mut self.above_in[s], &out) && !queued[s] {
-                    queued[s] = true;
+                if union_into(&mut self.above_in[s], &out) && !self.queued[s] {
+                    self.queued[s] = true;
                     queue.push_back(s);
                 }
             }
@@ -227,20 +234,21 @@ impl SpaceFlow {
     }
 
     fn propagate_backward(&mut self, prep: &Prep, seeds: &[usize]) {
-        let mut queued = vec![false; self.head.len()];
         let mut queue: VecDeque<usize> = seeds.iter().copied().collect();
-        seeds.iter().for_each(|&b| queued[b] = true);
-        let mut forced = queued.clone();
+        for &b in seeds {
+            self.queued[b] = true;
+            self.forced[b] = true;
+        }
         while let Some(b) = queue.pop_front() {
-            queued[b] = false;
-            let force = std::mem::take(&mut forced[b]);
+            self.queued[b] = false;
+            let force = std::mem::take(&mut self.forced[b]);
             if self.first[b].is_some() && !force {
                 continue;
             }
             let inn = self.below_in(b);
             for &p in &prep.preds[b] {
-                if union_into(&mut self.below_out[p], &inn) && !queued[p] {
-                    queued[p] = true;
+                if union_into(&mut self.below_out[p], &inn) && !self.queued[p] {
+                    self.queued[p] = true;
                     queue.push_back(p);
                 }
             }
