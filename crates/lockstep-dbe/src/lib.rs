@@ -10,9 +10,11 @@
 //! a time in program order with the facts updated after each removal.
 
 mod access;
+mod diag;
 mod flow;
 pub mod synth;
 
+pub use diag::{diagnostic, removal_edit, RULE};
 pub use access::{classify_ref, top_effects, Alloc, Effect, Effects, HazardOracle, SameAllocation, Space, SPACES};
 
 use flow::{Prep, SpaceFlow};
