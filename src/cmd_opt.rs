@@ -92,3 +92,56 @@ fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INPUT: &str = r#"target triple = "nvptx64-nvidia-cuda"
+@s = internal addrspace(3) global [32 x i32] undef
+define ptx_kernel void @k() {
+  call void @llvm.nvvm.barrier0()   ; nothing above
+  store i32 1, ptr addrspace(3) @s
+  call void @llvm.nvvm.barrier0()
+  %v = load i32, ptr addrspace(3) @s
+  ret void
+}
+declare void @llvm.nvvm.barrier0()
+"#;
+
+    fn args(input: PathBuf, output: Option<PathBuf>) -> OptArgs {
+        OptArgs {
+            input,
+            output,
+            dead_barriers: Mode::Categories,
+            dump: true,
+            assume_calls_safe: false,
+            no_inter_block: false,
+            skip_functions: Vec::new(),
+            max_functions: None,
+            max_blocks: None,
+        }
+    }
+
+    #[test]
+    fn writes_the_file_without_the_dead_barrier_line() {
+        let dir = std::env::temp_dir().join(format!("lockstep-opt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (input, output) = (dir.join("in.ll"), dir.join("out.ll"));
+        std::fs::write(&input, INPUT).unwrap();
+        assert_eq!(execute(&args(input.clone(), Some(output.clone()))), ExitCode::SUCCESS);
+        let expected = INPUT.replace("  call void @llvm.nvvm.barrier0()   ; nothing above\n", "");
+        assert_eq!(std::fs::read_to_string(&output).unwrap(), expected);
+        // Errors: a missing input, and bytes that are not UTF-8.
+        assert_eq!(execute(&args(dir.join("missing.ll"), Some(output.clone()))), ExitCode::from(2));
+        std::fs::write(&input, b"\xff\xfe").unwrap();
+        assert_eq!(execute(&args(input, Some(output))), ExitCode::from(2));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn modes_parse_by_name() {
+        assert_eq!(parse_mode("precise"), Ok(Mode::Precise));
+        assert!(parse_mode("fast").unwrap_err().contains("expected local, categories or precise"));
+    }
+}
