@@ -1,0 +1,131 @@
+//! `lockstep run` end to end: exit codes, outputs, human and JSON findings.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const REDUCE: &str = r#"RWStructuredBuffer<uint> data : register(u0);
+RWStructuredBuffer<uint> sums : register(u1);
+groupshared uint tile[64];
+
+[numthreads(64, 1, 1)]
+void reduce(uint3 tid : SV_GroupThreadID, uint3 gid : SV_GroupID) {
+    tile[tid.x] = data[gid.x * 64 + tid.x];
+    GroupMemoryBarrierWithGroupSync();
+    for (uint s = 32; s > 0; s >>= 1) {
+        if (tid.x < s)
+            tile[tid.x] += tile[tid.x + s];
+#ifndef BROKEN
+        GroupMemoryBarrierWithGroupSync();
+#endif
+    }
+    if (tid.x == 0)
+        sums[gid.x] = tile[0];
+}
+"#;
+
+const LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\noutput = \"-\"\n";
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lockstep-emu-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("reduce.hlsl"), REDUCE).unwrap();
+    std::fs::write(d.join("launch.toml"), LAUNCH).unwrap();
+    d
+}
+
+fn lockstep(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstep")).current_dir(cwd).args(args).output().expect("lockstep runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_correct_kernel_exits_0_and_prints_its_output_buffer() {
+    let d = dir("ok");
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "sums = [2080, 6176, 10272, 14368]\n");
+    assert!(text(&o.stderr).contains("ran 4 groups (256 threads"), "{}", text(&o.stderr));
+    for s in ["reverse", "random"] {
+        let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "--scheduler", s, "--seed", "3"]);
+        assert_eq!((o.status.code(), text(&o.stdout)), (Some(0), "sums = [2080, 6176, 10272, 14368]\n".to_string()), "{s}");
+    }
+}
+
+#[test]
+fn a_missing_barrier_exits_1_with_the_hazard_in_both_formats() {
+    let d = dir("broken");
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "-D", "BROKEN"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("error[groupshared-read-then-no-barrier-write]: thread [0,0,0][1,0,0] writes tile[1] (line 11) in iteration 1 while thread [0,0,0][0,0,0] read it (line 11) in iteration 6 with no barrier in between\n"), "{out}");
+    assert!(out.contains("reduce.hlsl:11:13"), "{out}");
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "-D", "BROKEN", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).expect("one JSON document");
+    assert_eq!(v["diagnostics"][0]["rule"], "groupshared-read-then-no-barrier-write");
+    assert_eq!(v["diagnostics"][0]["line"], 11);
+    assert_eq!(v["diagnostics"][0]["labels"][0]["message"], "thread [0,0,0][0,0,0] read it here");
+    assert_eq!(v["outputs"]["sums"].as_array().map(|a| a.len()), Some(4));
+    // Without race detection only the (wrong) results remain.
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "-D", "BROKEN", "--no-race-detection"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn output_files_are_written_next_to_the_launch_file() {
+    let d = dir("files");
+    std::fs::write(d.join("launch.toml"), LAUNCH.replace("output = \"-\"", "output = \"sums.bin\"")).unwrap();
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "2", "--entry", "reduce", "--input", "launch.toml", "--only-group", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let bytes = std::fs::read(d.join("sums.bin")).unwrap();
+    let sums: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(sums, vec![0, 6176, 0, 0], "only group 1 ran");
+}
+
+#[test]
+fn cuda_runaway_loops_and_divergent_barriers_are_reported() {
+    let d = dir("cuda");
+    std::fs::write(
+        d.join("k.cu"),
+        "__global__ void spin(int* out) {\n    int i = 1;\n    while (i != 0) { i += 2; }\n    out[threadIdx.x] = i;\n}\n\
+         __global__ void half(int* out) {\n    if (threadIdx.x < 16) {\n        __syncthreads();\n    }\n    out[threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    let o = lockstep(&d, &["run", "k.cu", "--entry", "spin", "--group-size", "4", "--max-steps", "500"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("error[runaway-loop]: thread [0,0,0][0,0,0] ran 500 steps without finishing; stopped in the loop at line 3 (the limit is --max-steps 500)"), "{out}");
+    let o = lockstep(&d, &["run", "k.cu", "--entry", "half", "--group-size", "32"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("error[barrier-in-divergent-cf]: only 16 of 32 threads of group [0,0,0] reached this barrier"), "{out}");
+    assert!(out.contains("16 threads finished (line 11) without reaching it: [0,0,0][16..31,0,0]"), "{out}");
+}
+
+#[test]
+fn usage_and_input_errors_exit_2() {
+    let d = dir("errors");
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "missing.hlsl"], "missing.hlsl"),
+        (&["run", "reduce.hlsl", "--groups", "4,x"], "`x` is not a non-negative integer"),
+        (&["run", "reduce.hlsl", "--entry", "main"], "no kernel named `main` in reduce.hlsl (kernels: reduce)"),
+        (&["run", "reduce.hlsl", "--input", "nope.toml"], "cannot read launch file nope.toml"),
+        (&["run", "reduce.hlsl", "--wave-size", "48"], "wave size 48 must be a power of two from 1 to 64"),
+    ];
+    for (args, want) in cases {
+        let o = lockstep(&d, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains(want), "{args:?}: {}", text(&o.stderr));
+    }
+    std::fs::write(d.join("bad.toml"), "[buffers.data]\ndata = [1.5]\n").unwrap();
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--input", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stderr), "error: launch file: buffer `data` value 0: 1.5 is not an integer, and it holds u32\n");
+    std::fs::write(d.join("syntax.toml"), "[buffers.data\n").unwrap();
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--input", "syntax.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).starts_with("error: syntax.toml: malformed launch file: "), "{}", text(&o.stderr));
+}
