@@ -29,7 +29,10 @@ fn main() {
     let sizes = [10usize, 100, 1_000, 10_000];
     for mode in [Mode::Categories, Mode::Precise] {
         println!("mode {mode:?}");
-        println!("{:>9} {:>7} {:>8} {:>8} {:>13} {:>13} {:>9} {:>14}", "barriers", "blocks", "insts", "removed", "restart ms", "worklist ms", "ratio", "worklist us/b");
+        println!(
+            "{:>9} {:>7} {:>8} {:>8} {:>13} {:>13} {:>9} {:>14}",
+            "barriers", "blocks", "insts", "removed", "restart ms", "worklist ms", "ratio", "worklist us/b"
+        );
         for &n in &sizes {
             let (m, f) = synth::kernel(n, 42);
             let engine = Engine::new(&m, Options { mode, ..Options::default() });

@@ -62,7 +62,10 @@ pub fn removal_edit(db: &SourceDb, span: Span) -> Edit {
     let after_call = &text[hi..];
     let gap = after_call.len() - after_call.trim_start_matches([' ', '\t']).len();
     let end = if after_call[gap..].starts_with(';') { hi + gap + 1 } else { hi };
-    let at = |lo: usize, hi: usize, replacement: &str| Edit { span: Span { lo: lo as u32, hi: hi as u32, ..span }, replacement: replacement.into() };
+    let at = |lo: usize, hi: usize, replacement: &str| Edit {
+        span: Span { lo: lo as u32, hi: hi as u32, ..span },
+        replacement: replacement.into(),
+    };
     if !text.is_char_boundary(lo) || !text.is_char_boundary(hi) {
         return at(lo, hi, "");
     }
@@ -124,7 +127,8 @@ mod tests {
         let mut flags = BarrierFlags::default();
         flags.shared.read_above = true;
         flags.device.write_below = true;
-        let report = BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags };
+        let report =
+            BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags };
         let d = diagnostic(&db, &report);
         assert_eq!(d.rule, "dead-barrier");
         assert_eq!(d.severity, Severity::Warning);

@@ -172,7 +172,9 @@ impl SpaceFlow {
         // Outside a kernel the caller's accesses before and after are unknown.
         let boundary: Set = if prep.kernel { Vec::new() } else { vec![TOP] };
         for b in 0..nb {
-            flow.above_in[b] = if b == 0 && !(prep.entry_has_preds() && !inter_block) {
+            // Without propagation an entry block that is also a loop header sees "anything".
+            let entry = b == 0 && (inter_block || !prep.entry_has_preds());
+            flow.above_in[b] = if entry {
                 boundary.clone()
             } else if inter_block {
                 Vec::new()

@@ -14,8 +14,8 @@ mod diag;
 mod flow;
 pub mod synth;
 
-pub use diag::{diagnostic, removal_edit, RULE};
 pub use access::{classify_ref, top_effects, Alloc, Effect, Effects, HazardOracle, SameAllocation, Space, SPACES};
+pub use diag::{diagnostic, removal_edit, RULE};
 
 use flow::{Prep, SpaceFlow};
 use lockstep_ir::*;
@@ -314,10 +314,8 @@ impl<'m> Engine<'m> {
         let prep = self.prep(f);
         let barriers = group_barriers(f);
         let mut flows = self.flows(&prep, &|v| leave_alone.contains(&v));
-        let dead_at_start: Vec<(Value, Barrier)> = Self::candidates(&barriers, leave_alone)
-            .filter(|(v, bar)| self.is_dead(&prep, &flows, *v, bar, oracle))
-            .copied()
-            .collect();
+        let dead_at_start: Vec<(Value, Barrier)> =
+            Self::candidates(&barriers, leave_alone).filter(|(v, bar)| self.is_dead(&prep, &flows, *v, bar, oracle)).copied().collect();
         let mut removed = HashMap::new();
         for (v, bar) in dead_at_start {
             if self.is_dead(&prep, &flows, v, &bar, oracle) {

@@ -118,7 +118,11 @@ pub fn tokenize(line: &str) -> Option<Vec<Tok>> {
                     out.push(Tok::Float(hex_float(&text)));
                     continue;
                 }
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.' || ((chars[i] == '-' || chars[i] == '+') && matches!(chars[i - 1], 'e' | 'E'))) {
+                while i < chars.len()
+                    && (chars[i].is_ascii_alphanumeric()
+                        || chars[i] == '.'
+                        || ((chars[i] == '-' || chars[i] == '+') && matches!(chars[i - 1], 'e' | 'E')))
+                {
                     i += 1;
                 }
                 let text: String = chars[start..i].iter().collect();
@@ -156,7 +160,8 @@ mod tests {
 
     #[test]
     fn tokens_of_a_typical_instruction() {
-        let t = tokenize(strip_comment("  %5 = getelementptr inbounds [256 x float], ptr addrspace(3) @s, i64 0, i64 %4, !dbg !14 ; c")).unwrap();
+        let t = tokenize(strip_comment("  %5 = getelementptr inbounds [256 x float], ptr addrspace(3) @s, i64 0, i64 %4, !dbg !14 ; c"))
+            .unwrap();
         assert_eq!(t[0], Tok::Local("5".into()));
         assert!(t.contains(&Tok::Global("s".into())));
         assert!(t.contains(&Tok::Meta("dbg".into())));

@@ -72,7 +72,7 @@ pub fn optimize(db: &mut SourceDb, path: &Path, text: &str, config: &OptConfig) 
         let f = ll.module.function(lf.id);
         let reason = if let Some(why) = &lf.opaque {
             Some(format!("not read: {why}"))
-        } else if config.skip_functions.iter().any(|s| *s == lf.name) {
+        } else if config.skip_functions.contains(&lf.name) {
             Some("skipped by --skip-functions".to_string())
         } else if config.max_blocks.is_some_and(|m| f.blocks.len() > m) {
             Some(format!("{} blocks, more than --max-blocks", f.blocks.len()))

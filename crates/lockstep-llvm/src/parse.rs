@@ -217,20 +217,87 @@ fn add_global(module: &mut Module, ctx: &mut ModCtx, code: &str, file: FileId) {
 
 /// Intrinsics and library calls that compute without touching memory.
 const PURE_PREFIXES: &[&str] = &[
-    "llvm.fabs.", "llvm.sqrt.", "llvm.fma.", "llvm.fmuladd.", "llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.", "llvm.maxnum.",
-    "llvm.minnum.", "llvm.maximum.", "llvm.minimum.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.floor.", "llvm.ceil.",
-    "llvm.trunc.", "llvm.round.", "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.exp.", "llvm.exp2.", "llvm.log.",
-    "llvm.log2.", "llvm.log10.", "llvm.sin.", "llvm.cos.", "llvm.pow.", "llvm.powi.", "llvm.abs.", "llvm.copysign.", "llvm.bswap.",
-    "llvm.bitreverse.", "llvm.fshl.", "llvm.fshr.", "llvm.sadd.", "llvm.uadd.", "llvm.ssub.", "llvm.usub.", "llvm.smul.", "llvm.umul.",
-    "llvm.expect.", "llvm.nvvm.fabs", "llvm.nvvm.fmin", "llvm.nvvm.fmax", "llvm.nvvm.rsqrt", "llvm.nvvm.sqrt", "llvm.nvvm.rcp",
-    "llvm.nvvm.ex2", "llvm.nvvm.lg2", "llvm.nvvm.sin", "llvm.nvvm.cos", "llvm.nvvm.mul", "llvm.nvvm.div", "llvm.nvvm.saturate",
-    "llvm.nvvm.shfl.", "llvm.nvvm.vote.", "llvm.nvvm.activemask", "llvm.nvvm.prmt", "llvm.amdgcn.readfirstlane", "llvm.amdgcn.readlane",
-    "llvm.amdgcn.mbcnt", "llvm.amdgcn.ds.bpermute", "llvm.amdgcn.ds.swizzle", "llvm.amdgcn.update.dpp", "llvm.amdgcn.mov.dpp",
+    "llvm.fabs.",
+    "llvm.sqrt.",
+    "llvm.fma.",
+    "llvm.fmuladd.",
+    "llvm.smax.",
+    "llvm.smin.",
+    "llvm.umax.",
+    "llvm.umin.",
+    "llvm.maxnum.",
+    "llvm.minnum.",
+    "llvm.maximum.",
+    "llvm.minimum.",
+    "llvm.ctpop.",
+    "llvm.ctlz.",
+    "llvm.cttz.",
+    "llvm.floor.",
+    "llvm.ceil.",
+    "llvm.trunc.",
+    "llvm.round.",
+    "llvm.rint.",
+    "llvm.nearbyint.",
+    "llvm.roundeven.",
+    "llvm.exp.",
+    "llvm.exp2.",
+    "llvm.log.",
+    "llvm.log2.",
+    "llvm.log10.",
+    "llvm.sin.",
+    "llvm.cos.",
+    "llvm.pow.",
+    "llvm.powi.",
+    "llvm.abs.",
+    "llvm.copysign.",
+    "llvm.bswap.",
+    "llvm.bitreverse.",
+    "llvm.fshl.",
+    "llvm.fshr.",
+    "llvm.sadd.",
+    "llvm.uadd.",
+    "llvm.ssub.",
+    "llvm.usub.",
+    "llvm.smul.",
+    "llvm.umul.",
+    "llvm.expect.",
+    "llvm.nvvm.fabs",
+    "llvm.nvvm.fmin",
+    "llvm.nvvm.fmax",
+    "llvm.nvvm.rsqrt",
+    "llvm.nvvm.sqrt",
+    "llvm.nvvm.rcp",
+    "llvm.nvvm.ex2",
+    "llvm.nvvm.lg2",
+    "llvm.nvvm.sin",
+    "llvm.nvvm.cos",
+    "llvm.nvvm.mul",
+    "llvm.nvvm.div",
+    "llvm.nvvm.saturate",
+    "llvm.nvvm.shfl.",
+    "llvm.nvvm.vote.",
+    "llvm.nvvm.activemask",
+    "llvm.nvvm.prmt",
+    "llvm.amdgcn.readfirstlane",
+    "llvm.amdgcn.readlane",
+    "llvm.amdgcn.mbcnt",
+    "llvm.amdgcn.ds.bpermute",
+    "llvm.amdgcn.ds.swizzle",
+    "llvm.amdgcn.update.dpp",
+    "llvm.amdgcn.mov.dpp",
 ];
 
 /// Calls with no effect at all (debug info, lifetime and optimizer hints).
-const NO_EFFECT_PREFIXES: &[&str] =
-    &["llvm.dbg.", "llvm.lifetime.", "llvm.assume", "llvm.experimental.noalias.scope.decl", "llvm.invariant.", "llvm.donothing", "llvm.var.annotation", "llvm.sideeffect"];
+const NO_EFFECT_PREFIXES: &[&str] = &[
+    "llvm.dbg.",
+    "llvm.lifetime.",
+    "llvm.assume",
+    "llvm.experimental.noalias.scope.decl",
+    "llvm.invariant.",
+    "llvm.donothing",
+    "llvm.var.annotation",
+    "llvm.sideeffect",
+];
 
 fn math_fn(name: &str) -> Option<MathFn> {
     let stem = name.strip_prefix("llvm.")?.split('.').next()?;
@@ -329,7 +396,9 @@ fn special(name: &str, consts: &[Option<i64>]) -> Option<Special> {
             Special::Barrier(Barrier { spaces, ..SYNC })
         }
         "_Z22__spirv_ControlBarrierjjj" | "_Z22__spirv_ControlBarrieriii" => Special::Barrier(SYNC),
-        "llvm.nvvm.bar.warp.sync" | "llvm.nvvm.barrier.warp.sync" => Special::Barrier(Barrier { exec: Scope::Wave, mem: Scope::Wave, ..SYNC }),
+        "llvm.nvvm.bar.warp.sync" | "llvm.nvvm.barrier.warp.sync" => {
+            Special::Barrier(Barrier { exec: Scope::Wave, mem: Scope::Wave, ..SYNC })
+        }
         "llvm.nvvm.membar.cta" | "llvm.nvvm.fence.sc.cta" => Special::Barrier(fence(Scope::Group)),
         "llvm.nvvm.membar.gl" => Special::Barrier(fence(Scope::Device)),
         "llvm.nvvm.membar.sys" => Special::Barrier(fence(Scope::System)),
@@ -385,7 +454,18 @@ impl<'c> FnParser<'c> {
     fn new(ctx: &'c ModCtx, mut f: Function) -> FnParser<'c> {
         let span = f.span;
         let entry = f.add_block(span);
-        FnParser { ctx, f, values: HashMap::new(), labels: HashMap::new(), cur: entry, span, zero: None, untrusted: Vec::new(), dbg: Vec::new(), unnamed: 0 }
+        FnParser {
+            ctx,
+            f,
+            values: HashMap::new(),
+            labels: HashMap::new(),
+            cur: entry,
+            span,
+            zero: None,
+            untrusted: Vec::new(),
+            dbg: Vec::new(),
+            unnamed: 0,
+        }
     }
 
     fn lt(&self, t: &LType) -> Type {
@@ -469,7 +549,7 @@ impl<'c> FnParser<'c> {
         }
         // An unlabeled entry block takes the next number after the parameters
         // (`define void @f(ptr %0, i32 %1)` starts with block `%2`).
-        if !stmts.first().is_some_and(|s| label_of(&s.toks).is_some()) {
+        if stmts.first().is_none_or(|s| label_of(&s.toks).is_none()) {
             let next = self.f.params.iter().filter_map(|p| p.name.parse::<u64>().ok()).map(|n| n + 1).max().unwrap_or(0);
             self.labels.insert(next.to_string(), BlockId(0));
         }
@@ -1080,8 +1160,25 @@ impl<'c> FnParser<'c> {
 fn is_value_keyword(s: &str) -> bool {
     matches!(
         s,
-        "true" | "false" | "null" | "undef" | "poison" | "zeroinitializer" | "none" | "getelementptr" | "addrspacecast" | "bitcast"
-            | "ptrtoint" | "inttoptr" | "trunc" | "zext" | "sext" | "blockaddress" | "dso_local_equivalent" | "no_cfi" | "splat"
+        "true"
+            | "false"
+            | "null"
+            | "undef"
+            | "poison"
+            | "zeroinitializer"
+            | "none"
+            | "getelementptr"
+            | "addrspacecast"
+            | "bitcast"
+            | "ptrtoint"
+            | "inttoptr"
+            | "trunc"
+            | "zext"
+            | "sext"
+            | "blockaddress"
+            | "dso_local_equivalent"
+            | "no_cfi"
+            | "splat"
     )
 }
 
@@ -1091,7 +1188,9 @@ fn skip_attr(c: &mut Cursor) -> PResult<()> {
         Some(Tok::Ident(s)) => {
             if c.is_punct('(') {
                 c.skip_group()?;
-            } else if matches!(s.as_str(), "align" | "dereferenceable" | "dereferenceable_or_null" | "alignstack") && matches!(c.peek(), Some(Tok::Int(_))) {
+            } else if matches!(s.as_str(), "align" | "dereferenceable" | "dereferenceable_or_null" | "alignstack")
+                && matches!(c.peek(), Some(Tok::Int(_)))
+            {
                 c.pos += 1;
             }
             Ok(())

@@ -240,8 +240,22 @@ impl<'t> Cursor<'t> {
     pub fn is_type_start(&self) -> bool {
         match self.peek() {
             Some(Tok::Ident(s)) => {
-                matches!(s.as_str(), "void" | "half" | "bfloat" | "float" | "double" | "x86_fp80" | "fp128" | "ppc_fp128" | "ptr" | "label" | "metadata" | "token" | "target")
-                    || (s.len() > 1 && s.starts_with('i') && s[1..].bytes().all(|b| b.is_ascii_digit()))
+                matches!(
+                    s.as_str(),
+                    "void"
+                        | "half"
+                        | "bfloat"
+                        | "float"
+                        | "double"
+                        | "x86_fp80"
+                        | "fp128"
+                        | "ppc_fp128"
+                        | "ptr"
+                        | "label"
+                        | "metadata"
+                        | "token"
+                        | "target"
+                ) || (s.len() > 1 && s.starts_with('i') && s[1..].bytes().all(|b| b.is_ascii_digit()))
             }
             Some(Tok::Punct('[' | '<' | '{')) | Some(Tok::Local(_)) => true,
             _ => false,

@@ -25,7 +25,8 @@ fn removed_lines(name: &str, cfg: &OptConfig) -> (Vec<u32>, OptResult) {
     let mut db = SourceDb::new();
     let r = optimize(&mut db, &path, &text, cfg);
     let lines: Vec<u32> = r.removals.iter().map(|x| db.location(x.span).0.line).collect();
-    let expected: String = text.split_inclusive('\n').enumerate().filter(|(i, _)| !lines.contains(&(*i as u32 + 1))).map(|(_, l)| l).collect();
+    let expected: String =
+        text.split_inclusive('\n').enumerate().filter(|(i, _)| !lines.contains(&(*i as u32 + 1))).map(|(_, l)| l).collect();
     assert_eq!(r.output, expected, "{name}: output is not the input minus the removed lines");
     for l in &lines {
         let line = text.lines().nth(*l as usize - 1).unwrap();
@@ -59,7 +60,8 @@ fn without_debug_info_the_dump_names_the_ll_line() {
     let (lines, r) = removed_lines("malformed.ll", &config(Mode::Categories));
     assert_eq!(lines, vec![15, 16]);
     assert!(r.removals[0].location.ends_with("malformed.ll:15"), "{}", r.removals[0].location);
-    assert!(dump_line(&r.removals[1]).contains("malformed.ll:16] in function fine\nRead above: 0, Write above: 0, Read below: 0, Write below: 0"));
+    assert!(dump_line(&r.removals[1])
+        .contains("malformed.ll:16] in function fine\nRead above: 0, Write above: 0, Read below: 0, Write below: 0"));
 }
 
 #[test]
@@ -172,10 +174,14 @@ fn the_reader_maps_spaces_kernels_barriers_and_debug_lines() {
     let ll = read(&mut db, &path, &text);
     let f = ll.module.function(ll.functions[0].id);
     assert!(f.entry.is_some());
-    let spaces: Vec<Spaces> = f.insts.iter().filter_map(|i| match i.op {
-        Op::Barrier(b, _) => Some(b.spaces),
-        _ => None,
-    }).collect();
+    let spaces: Vec<Spaces> = f
+        .insts
+        .iter()
+        .filter_map(|i| match i.op {
+            Op::Barrier(b, _) => Some(b.spaces),
+            _ => None,
+        })
+        .collect();
     assert_eq!(spaces, vec![Spaces::SHARED, Spaces::SHARED, Spaces::DEVICE]);
     assert!(f.insts.iter().any(|i| matches!(i.op, Op::Store(MemRef { space: MemSpace::Private, .. }, _))));
 }
@@ -193,7 +199,8 @@ impl Rng {
 
 #[test]
 fn mutated_input_never_panics_and_only_barrier_lines_go() {
-    const JUNK: &[&str] = &["(", ")", "[", "]", "{", "}", "<", ">", ",", "%", "@", "!", "\"", "=", "x", "-7", "label", "ptr", "call", "\n", "é", ":"];
+    const JUNK: &[&str] =
+        &["(", ")", "[", "]", "{", "}", "<", ">", ",", "%", "@", "!", "\"", "=", "x", "-7", "label", "ptr", "call", "\n", "é", ":"];
     let names = ["nvptx_seed.ll", "nvptx_chains.ll", "nvptx_loops.ll", "amdgpu_seed.ll", "spir_seed.ll", "calls.ll", "precise.ll"];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for name in names {
@@ -263,7 +270,10 @@ __global__ void five(int *out) {
 "#;
 
 fn find_clang() -> Option<String> {
-    ["clang-19", "clang"].into_iter().find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())).map(String::from)
+    ["clang-19", "clang"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .map(String::from)
 }
 
 /// Compiles `source` (saved as `file` in a scratch directory) with clang and
@@ -277,7 +287,8 @@ fn clang_ir(file: &str, source: &str, args: &[&str]) -> Option<String> {
     let dir = std::env::temp_dir().join(format!("lockstep-llvm-clang-{}-{file}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(file), source).unwrap();
-    let out = std::process::Command::new(&clang).args(args).args(["-S", "-emit-llvm", "-g", "-o", "-", file]).current_dir(&dir).output().unwrap();
+    let out =
+        std::process::Command::new(&clang).args(args).args(["-S", "-emit-llvm", "-g", "-o", "-", file]).current_dir(&dir).output().unwrap();
     std::fs::remove_dir_all(&dir).ok();
     if !out.status.success() {
         eprintln!("skipped: {clang} cannot compile {file} here: {}", String::from_utf8_lossy(&out.stderr));
@@ -307,7 +318,10 @@ fn removed_locations(text: &str) -> Vec<String> {
 fn real_clang_output_for_a_cuda_kernel() {
     let Some(text) = clang_ir("kernels.cu", CUDA_KERNEL, &[CUDA, &["-O1"]].concat()) else { return };
     // Source lines of the removed __syncthreads: 12 and 13 in `neighbours`, four of five in `five`.
-    assert_eq!(removed_locations(&text), vec!["kernels.cu:12", "kernels.cu:13", "kernels.cu:21", "kernels.cu:22", "kernels.cu:23", "kernels.cu:24"]);
+    assert_eq!(
+        removed_locations(&text),
+        vec!["kernels.cu:12", "kernels.cu:13", "kernels.cu:21", "kernels.cu:22", "kernels.cu:23", "kernels.cu:24"]
+    );
 }
 
 const CUDA_REDUCTION: &str = r#"
