@@ -186,6 +186,53 @@ fn the_reader_maps_spaces_kernels_barriers_and_debug_lines() {
     assert!(f.insts.iter().any(|i| matches!(i.op, Op::Store(MemRef { space: MemSpace::Private, .. }, _))));
 }
 
+#[test]
+fn typed_pointer_ir_is_read_too() {
+    // Categories: the field write/read pair and the read/other-array write pair both need barriers.
+    assert_eq!(removed_lines("nvptx_typed_pointers.ll", &config(Mode::Categories)).0, vec![23]);
+    // Precise: the read of `pairs` and the write of `flags` touch different arrays.
+    assert_eq!(removed_lines("nvptx_typed_pointers.ll", &config(Mode::Precise)).0, vec![21, 23]);
+}
+
+#[test]
+fn gep_offsets_are_counted_in_cells() {
+    let text = r#"target triple = "nvptx64-nvidia-cuda"
+%pair = type { float, [3 x i32] }
+@g = internal addrspace(3) global [8 x %pair] undef
+@w = internal addrspace(3) global [16 x i32] undef
+define void @f(i64 %i) {
+  %a = getelementptr inbounds [8 x %pair], ptr addrspace(3) @g, i64 0, i64 5, i32 1, i64 2
+  store i32 0, ptr addrspace(3) %a
+  %b = getelementptr inbounds i8, ptr addrspace(3) @w, i64 12
+  store i32 0, ptr addrspace(3) %b
+  %c = getelementptr inbounds [8 x %pair], ptr addrspace(3) @g, i64 0, i64 %i
+  store i32 0, ptr addrspace(3) %c
+  ret void
+}
+"#;
+    let ll = read(&mut SourceDb::new(), Path::new("gep.ll"), text);
+    let f = ll.module.function(ll.functions[0].id);
+    assert!(ll.functions[0].opaque.is_none(), "{:?}", ll.functions[0].opaque);
+    let stores: Vec<MemRef> = f.blocks[0]
+        .insts
+        .iter()
+        .filter_map(|v| match f.inst(*v).op {
+            Op::Store(m, _) => Some(m),
+            _ => None,
+        })
+        .collect();
+    // pair 5 starts at cell 20; field 1 at +1; element 2 of it at +2.
+    assert_eq!(stores[0].root, Root::Global(GlobalId(0)));
+    assert_eq!(f.as_int(stores[0].index), Some(23));
+    // A byte offset over an i32 array: 12 bytes are 3 cells.
+    assert_eq!(stores[1].root, Root::Global(GlobalId(1)));
+    let Op::Binary(BinOp::Div, bytes, size) = f.inst(stores[1].index).op else { panic!("{:?}", f.inst(stores[1].index).op) };
+    assert_eq!((f.as_int(bytes), f.as_int(size)), (Some(12), Some(4)));
+    // A variable index is scaled by the 4 cells of a pair.
+    let Op::Binary(BinOp::Mul, i, stride) = f.inst(stores[2].index).op else { panic!("{:?}", f.inst(stores[2].index).op) };
+    assert_eq!((f.inst(i).op.clone(), f.as_int(stride)), (Op::Param(0), Some(4)));
+}
+
 /// A small deterministic generator for the mutation test.
 struct Rng(u64);
 impl Rng {
@@ -201,7 +248,16 @@ impl Rng {
 fn mutated_input_never_panics_and_only_barrier_lines_go() {
     const JUNK: &[&str] =
         &["(", ")", "[", "]", "{", "}", "<", ">", ",", "%", "@", "!", "\"", "=", "x", "-7", "label", "ptr", "call", "\n", "é", ":"];
-    let names = ["nvptx_seed.ll", "nvptx_chains.ll", "nvptx_loops.ll", "amdgpu_seed.ll", "spir_seed.ll", "calls.ll", "precise.ll"];
+    let names = [
+        "nvptx_seed.ll",
+        "nvptx_chains.ll",
+        "nvptx_loops.ll",
+        "amdgpu_seed.ll",
+        "spir_seed.ll",
+        "calls.ll",
+        "precise.ll",
+        "nvptx_typed_pointers.ll",
+    ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for name in names {
         let (path, text) = fixture(name);
