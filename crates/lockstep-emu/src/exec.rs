@@ -20,6 +20,8 @@ use crate::program::{Base, Code, Mem, Program, NO_INST};
 use crate::value::{self, make_ptr, split_ptr, Ty};
 use crate::Scheduler;
 use lockstep_ir::{AtomicOp, BarrierReduce, BinOp, Builtin, MathFn, WaveOp};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Read-only state shared by all workers of a run.
@@ -55,13 +57,35 @@ struct Th {
     depth: u32,
 }
 
-/// Device-memory shadow of one cell, valid for the group whose stamp it carries.
+/// Device-memory shadow of one cell touched by the current group.
 #[derive(Clone, Copy)]
 struct DevCell {
-    stamp: u32,
     shadow: Shadow,
     summary: Summary,
 }
+
+/// Multiplicative hashing of cell indices: device shadow lookups are hot.
+#[derive(Default)]
+pub(crate) struct CellHasher(u64);
+
+impl std::hash::Hasher for CellHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 
 /// What a group run produced.
 pub(crate) struct GroupResult {
@@ -80,9 +104,8 @@ struct MemState {
     private_cells: usize,
     shared: Vec<u64>,
     sh_shadow: Vec<Shadow>,
-    dev: Vec<DevCell>,
-    touched: Vec<u32>,
-    stamp: u32,
+    /// Shadow of the device cells this group touched (sparse: buffers can be large).
+    dev: CellMap<DevCell>,
     epoch_shared: u32,
     epoch_device: u32,
     group: u32,
@@ -171,11 +194,7 @@ impl MemState {
             }
             Class::Device => {
                 let me = Rec { epoch: self.epoch_device, ..me };
-                let c = &mut self.dev[idx];
-                if c.stamp != self.stamp {
-                    *c = DevCell { stamp: self.stamp, shadow: Shadow::INITIALISED, summary: Summary::EMPTY };
-                    self.touched.push(idx as u32);
-                }
+                let c = self.dev.entry(idx as u32).or_insert(DevCell { shadow: Shadow::INITIALISED, summary: Summary::EMPTY });
                 c.summary.note(kind, me);
                 if let Some(hit) = detect::check(&mut c.shadow, kind, me, false) {
                     self.report_hazard(true, alloc, cell, me, kind, hit);
@@ -315,7 +334,6 @@ impl Worker {
         let n = (x * y * z) as usize;
         let prog = ctx.prog;
         let md = prog.max_loop_depth.max(1);
-        let dev_cells = if detect_races { ctx.device.len() } else { 0 };
         Worker {
             n,
             regs: vec![0; n * prog.nregs],
@@ -328,9 +346,7 @@ impl Worker {
                 private_cells: ctx.private_init.len(),
                 shared: ctx.shared_init.to_vec(),
                 sh_shadow: if detect_races { vec![Shadow::EMPTY; ctx.shared_init.len()] } else { Vec::new() },
-                dev: vec![DevCell { stamp: 0, shadow: Shadow::INITIALISED, summary: Summary::EMPTY }; dev_cells],
-                touched: Vec::new(),
-                stamp: 0,
+                dev: CellMap::default(),
                 epoch_shared: 0,
                 epoch_device: 0,
                 group: 0,
@@ -346,7 +362,7 @@ impl Worker {
         self.start(ctx, gid, glin, D, T);
         let aborted = self.schedule::<D, T>(ctx);
         let device = if D {
-            let mut cells: Vec<(u32, Summary)> = self.mem.touched.iter().map(|&i| (i, self.mem.dev[i as usize].summary)).collect();
+            let mut cells: Vec<(u32, Summary)> = self.mem.dev.iter().map(|(&i, c)| (i, c.summary)).collect();
             cells.sort_by_key(|c| c.0);
             cells
         } else {
@@ -392,13 +408,7 @@ impl Worker {
             // Cells with initial values (static tables) count as written before the group starts.
             let fresh = if ctx.shared_init.iter().any(|&c| c != 0) { Shadow::INITIALISED } else { Shadow::EMPTY };
             self.mem.sh_shadow.fill(fresh);
-            self.mem.stamp = self.mem.stamp.wrapping_add(1);
-            if self.mem.stamp == 0 {
-                // Stamps wrapped: forget every cell explicitly once.
-                self.mem.dev.iter_mut().for_each(|c| c.stamp = 0);
-                self.mem.stamp = 1;
-            }
-            self.mem.touched.clear();
+            self.mem.dev.clear();
         }
         // Interval 0 stands for "before the group started" (initialised cells).
         self.mem.epoch_shared = 1;

@@ -275,19 +275,20 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
     let mut aborted = false;
     let mut cross = Events::default();
     // Cross-group check: earlier groups' first accesses per cell; `epoch` holds the group.
-    let mut seen: Vec<Option<Summary>> = if config.detect_races && p.groups.len() > 1 { vec![None; device.len()] } else { Vec::new() };
+    let cross_check = config.detect_races && p.groups.len() > 1;
+    let mut seen: exec::CellMap<Summary> = exec::CellMap::default();
     for (i, r) in results.into_iter().enumerate() {
         let glin = linear(p.groups[i], config.groups);
         instructions += r.instructions;
         aborted |= r.aborted;
         events.merge(r.events);
-        if seen.is_empty() {
+        if !cross_check {
             continue;
         }
         for (cell, sum) in r.device {
             let stamped = |rec: detect::Rec| detect::Rec { epoch: glin, ..rec };
             let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
-            match &mut seen[cell as usize] {
+            match seen.get_mut(&cell) {
                 Some(prev) => {
                     for ((later, lk), (earlier, ek)) in prev.conflicts(&mine) {
                         let alloc = p.layout.allocs.iter().position(|a| a.class == layout::Class::Device && cell as usize >= a.base && (cell as usize) < a.base + a.len as usize).unwrap_or(0);
@@ -303,7 +304,9 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
                     }
                     prev.absorb(&mine);
                 }
-                slot @ None => *slot = Some(mine),
+                None => {
+                    seen.insert(cell, mine);
+                }
             }
         }
     }

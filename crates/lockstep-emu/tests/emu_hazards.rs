@@ -295,3 +295,17 @@ fn findings_render_in_the_human_and_json_formats() {
     assert_eq!(json["diagnostics"][0]["line"], r);
     assert_eq!(json["diagnostics"][0]["labels"][0]["line"], w);
 }
+
+#[test]
+fn findings_do_not_depend_on_how_many_cores_ran_the_groups() {
+    let (b, _) = device_kernel();
+    let runs: Vec<_> = [1, 2, 3, 0]
+        .iter()
+        .map(|&threads| {
+            let o = b.run([9, 1, 1], &Default::default(), &RunConfig { threads, ..rr() });
+            (b.summary(&o), o.findings.iter().map(|d| d.notes.clone()).collect::<Vec<_>>())
+        })
+        .collect();
+    assert!(runs.iter().all(|r| r == &runs[0]), "{runs:?}");
+    assert_eq!(runs[0].0.len(), 5);
+}
