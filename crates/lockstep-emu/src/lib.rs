@@ -277,7 +277,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
     // Cross-group check: earlier groups' first accesses per cell; `epoch` holds the group.
     let cross_check = config.detect_races && p.groups.len() > 1;
     let mut seen: exec::CellMap<Summary> = exec::CellMap::default();
-    for (i, r) in results.into_iter().enumerate() {
+    for (i, r) in results {
         let glin = linear(p.groups[i], config.groups);
         instructions += r.instructions;
         aborted |= r.aborted;
@@ -358,8 +358,9 @@ fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupR
     }
 }
 
-/// Runs every group, in parallel; results come back in `groups` order.
-fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<GroupResult> {
+/// Runs every group, in parallel; results come back in `groups` order, with
+/// their index there (groups after an abort are missing).
+fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<(usize, GroupResult)> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let workers = if config.threads == 0 { cores } else { config.threads }.min(groups.len()).max(1);
     let next = AtomicUsize::new(0);
@@ -388,7 +389,7 @@ fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<GroupRe
             }
         }
     });
-    slots.into_iter().filter_map(|m| m.into_inner().expect("workers finished")).collect()
+    slots.into_iter().enumerate().filter_map(|(i, m)| m.into_inner().expect("workers finished").map(|r| (i, r))).collect()
 }
 
 /// Draws a progress bar once the run has taken a second.

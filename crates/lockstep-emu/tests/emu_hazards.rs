@@ -248,8 +248,13 @@ fn threads_waiting_at_different_barriers_are_divergence_too() {
 #[test]
 fn runaway_loops_stop_with_the_thread_and_the_loop() {
     let mut k = Kb::new("spin", [2, 1, 1]);
-    let start = k.u32c(1);
-    let ll = k.line("for (uint i = 1; i != 0; i += 2) {}");
+    k.line("uint i = SV_GroupID.x == 2 ? 1 : 0;");
+    let g = k.builtin(Builtin::GroupId(0));
+    let two = k.u32c(2);
+    let is2 = k.cmp(CmpOp::Eq, g, two);
+    let (one, zero) = (k.u32c(1), k.u32c(0));
+    let start = k.select(is2, one, zero);
+    let ll = k.line("for (; i != 0; i += 2) {}");
     k.for_loop(
         start,
         |k, i| {
@@ -263,13 +268,16 @@ fn runaway_loops_stop_with_the_thread_and_the_loop() {
         |_, _| {},
     );
     let b = Built::new(k);
-    let o = b.run([4, 1, 1], &Default::default(), &RunConfig { max_steps: 1000, threads: 1, ..rr() });
-    assert!(o.aborted);
-    assert_eq!(
-        b.summary(&o),
-        expect(&[("runaway-loop", ll, &format!("thread [0,0,0][0,0,0] ran 1000 steps without finishing; stopped in the loop at line {ll} (the limit is --max-steps 1000)"))])
-    );
-    assert_eq!(o.findings[0].severity, lockstep_diag::Severity::Error);
+    for threads in [1, 2] {
+        let o = b.run([4, 1, 1], &Default::default(), &RunConfig { max_steps: 1000, threads, ..rr() });
+        assert!(o.aborted);
+        assert_eq!(
+            b.summary(&o),
+            expect(&[("runaway-loop", ll, &format!("thread [2,0,0][0,0,0] ran 1000 steps without finishing; stopped in the loop at line {ll} (the limit is --max-steps 1000)"))]),
+            "{threads} workers"
+        );
+        assert_eq!(o.findings[0].severity, lockstep_diag::Severity::Error);
+    }
 }
 
 #[test]
