@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use lockstep_diag::{render_human, to_json_value, Diagnostic};
-use lockstep_lower::{compile, Lang, Options};
+use lockstep_lower::{compile_streaming, Lang, Options};
 use lockstep_source::SourceDb;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -106,9 +106,15 @@ pub fn check_file(path: &Path, lang: Lang, options: &Options) -> Result<FileRepo
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut db = SourceDb::new();
     let file = db.add_bytes(path, &bytes);
-    let compiled = compile(&mut db, file, lang, options);
+    let mut found = Vec::new();
+    // Each kernel is checked as soon as it is lowered, then dropped.
+    let compiled = compile_streaming(&mut db, file, lang, options, &mut |db, module, kernel| {
+        let facts = lockstep_checks::KernelFacts::from_flat(module, kernel);
+        lockstep_checks::check_kernel(db, &facts, &mut found);
+    });
     let mut diagnostics = compiled.diagnostics;
-    diagnostics.extend(lockstep_checks::check_module(&db, &compiled.module));
+    lockstep_checks::dedup_diagnostics(&mut found);
+    diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());
     Ok(FileReport { db, diagnostics })
 }

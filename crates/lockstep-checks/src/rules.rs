@@ -12,13 +12,71 @@ pub struct Rule {
     pub doc: &'static str,
 }
 
-pub static RULES: &[Rule] = &[Rule {
-    id: "barrier-in-divergent-cf",
-    severity: Severity::Error,
-    summary: "a group barrier that not every thread of the group reaches",
-    fix: false,
-    doc: include_str!("../../../docs/rules/barrier-in-divergent-cf.md"),
-}];
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: "barrier-in-divergent-cf",
+        severity: Severity::Error,
+        summary: "a group barrier that not every thread of the group reaches",
+        fix: false,
+        doc: include_str!("../../../docs/rules/barrier-in-divergent-cf.md"),
+    },
+    Rule {
+        id: "groupshared-write-then-no-barrier-read",
+        severity: Severity::Error,
+        summary: "a thread reads group-shared memory another thread wrote with no barrier between (RAW)",
+        fix: false,
+        doc: include_str!("../../../docs/rules/groupshared-write-then-no-barrier-read.md"),
+    },
+    Rule {
+        id: "groupshared-read-then-no-barrier-write",
+        severity: Severity::Error,
+        summary: "a thread overwrites group-shared memory another thread read with no barrier between (WAR), also across loop iterations",
+        fix: false,
+        doc: include_str!("../../../docs/rules/groupshared-read-then-no-barrier-write.md"),
+    },
+    Rule {
+        id: "groupshared-write-write-race",
+        severity: Severity::Error,
+        summary: "two threads write the same group-shared element with no barrier between (WAW)",
+        fix: false,
+        doc: include_str!("../../../docs/rules/groupshared-write-write-race.md"),
+    },
+    Rule {
+        id: "groupshared-first-read-without-barrier",
+        severity: Severity::Error,
+        summary: "group-shared memory read before any barrier, before it is written or while another thread writes it",
+        fix: false,
+        doc: include_str!("../../../docs/rules/groupshared-first-read-without-barrier.md"),
+    },
+    Rule {
+        id: "rwbuffer-store-without-globallycoherent",
+        severity: Severity::Error,
+        summary: "a UAV written and then read by another group in one dispatch without `globallycoherent` or a device barrier",
+        fix: false,
+        doc: include_str!("../../../docs/rules/rwbuffer-store-without-globallycoherent.md"),
+    },
+    Rule {
+        id: "global-store-without-threadfence",
+        severity: Severity::Error,
+        summary: "global memory handed to another block through an atomic without `__threadfence()`",
+        fix: false,
+        doc: include_str!("../../../docs/rules/global-store-without-threadfence.md"),
+    },
+    Rule {
+        id: "device-memory-race",
+        severity: Severity::Error,
+        summary: "two threads of a dispatch access the same device-memory element, at least one writing, with nothing ordering them",
+        fix: false,
+        doc: include_str!("../../../docs/rules/device-memory-race.md"),
+    },
+    Rule {
+        id: "fence-without-sync",
+        severity: Severity::Error,
+        summary: "a fence-only barrier where threads exchange shared data and a synchronizing barrier is needed",
+        fix: false,
+        doc: include_str!("../../../docs/rules/fence-without-sync.md"),
+    },
+];
 
 pub fn find_rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)

@@ -18,7 +18,7 @@ use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
 use lockstep_source::{FileId, Span};
 
-pub use module::lower_tree;
+pub use module::{lower_tree, lower_tree_streaming, KernelSink};
 
 /// Source languages lockstep reads through this lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,6 +103,18 @@ pub fn compile(db: &mut lockstep_source::SourceDb, file: FileId, lang: Lang, opt
     compile_with(db, file, lang, options, &lockstep_preprocess::FsLoader)
 }
 
+/// [`compile`], handing each kernel to `sink` as soon as it is lowered; the
+/// returned module holds the globals only.
+pub fn compile_streaming(
+    db: &mut lockstep_source::SourceDb,
+    file: FileId,
+    lang: Lang,
+    options: &Options,
+    sink: &mut KernelSink,
+) -> Compiled {
+    compile_inner(db, file, lang, options, &lockstep_preprocess::FsLoader, Some(sink))
+}
+
 /// [`compile`] with a custom file loader for `#include` (tests, editors).
 pub fn compile_with(
     db: &mut lockstep_source::SourceDb,
@@ -110,6 +122,17 @@ pub fn compile_with(
     lang: Lang,
     options: &Options,
     loader: &dyn lockstep_preprocess::FileLoader,
+) -> Compiled {
+    compile_inner(db, file, lang, options, loader, None)
+}
+
+fn compile_inner(
+    db: &mut lockstep_source::SourceDb,
+    file: FileId,
+    lang: Lang,
+    options: &Options,
+    loader: &dyn lockstep_preprocess::FileLoader,
+    sink: Option<&mut KernelSink>,
 ) -> Compiled {
     let pp_options = lockstep_preprocess::Options { defines: options.defines.clone(), include_dirs: options.include_dirs.clone() };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
@@ -125,7 +148,20 @@ pub fn compile_with(
                 .with_note("lockstep reads kernel sources as UTF-8 text; binary files cannot be analysed"),
         );
     }
-    let Some(tree) = lockstep_syntax::parse(lang.grammar(), &pp.text) else {
+    let (text, tree, skipped) = parse_isolating_errors(lang, pp.text);
+    for region in skipped {
+        let error = lockstep_preprocess::SourceMap::span(&pp.map, region.error.0, region.error.1);
+        let start = lockstep_preprocess::SourceMap::span(&pp.map, region.lo, region.lo);
+        let line = db.location(start).0.line;
+        diagnostics.push(
+            lockstep_diag::Diagnostic::new("parse-error", lockstep_diag::Severity::Error, error, "syntax error")
+                .with_primary_label(region.what)
+                .with_note(format!(
+                    "the definition starting at line {line} was skipped up to the next definition; the definitions after it are checked"
+                )),
+        );
+    }
+    let Some(tree) = tree else {
         diagnostics.push(lockstep_diag::Diagnostic::new(
             "parse-error",
             lockstep_diag::Severity::Error,
@@ -135,12 +171,15 @@ pub fn compile_with(
         return Compiled { module: Module::default(), diagnostics, has_errors: true };
     };
     // Deeply nested input must not overflow the stack: lower on a thread with room.
-    let text = pp.text;
     let map = pp.map;
+    let db: &lockstep_source::SourceDb = db;
     let lowered = std::thread::scope(|s| {
         std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn_scoped(s, || lower_tree(&text, &tree, lang, &map, options))
+            .spawn_scoped(s, || match sink {
+                Some(sink) => lower_tree_streaming(&text, &tree, lang, &map, options, db, sink),
+                None => lower_tree(&text, &tree, lang, &map, options),
+            })
             .expect("spawning the lowering thread")
             .join()
     });
@@ -160,4 +199,93 @@ pub fn compile_with(
             Compiled { module: Module::default(), diagnostics, has_errors: true }
         }
     }
+}
+
+/// Parses, and when a broken top-level definition swallowed the definitions
+/// after it (a missing `)` or `}`), blanks the broken part — keeping every
+/// byte offset — and parses again, so later kernels are still checked.
+/// Returns the text finally parsed, its tree, and the blanked ranges.
+fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
+    let mut skipped = Vec::new();
+    for _ in 0..16 {
+        let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, None, skipped) };
+        let root = tree.root_node();
+        if !root.has_error() {
+            return (text, Some(tree), skipped);
+        }
+        let mut cut = None;
+        let mut cursor = root.walk();
+        for item in root.children(&mut cursor) {
+            if !item.has_error() {
+                continue;
+            }
+            let (lo, hi) = (item.start_byte(), item.end_byte());
+            if let Some(next) = next_top_level_start(&text[lo..hi]) {
+                cut = Some((lo, lo + next, first_error(item)));
+                break;
+            }
+        }
+        drop(cursor);
+        let Some((lo, hi, (error, what))) = cut else { return (text, Some(tree), skipped) };
+        let blank: String = text[lo..hi].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+        text.replace_range(lo..hi, &blank);
+        skipped.push(SkippedRegion { lo: lo as u32, error, what });
+    }
+    let tree = lockstep_syntax::parse(lang.grammar(), &text);
+    (text, tree, skipped)
+}
+
+/// A definition blanked out because it did not parse.
+struct SkippedRegion {
+    lo: u32,
+    /// The first syntax error in it.
+    error: (u32, u32),
+    what: String,
+}
+
+/// The first ERROR or MISSING node below `n` (iteratively: trees can be deep).
+fn first_error(n: lockstep_syntax::Node) -> ((u32, u32), String) {
+    let mut cursor = n.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_missing() {
+            return ((node.start_byte() as u32, node.end_byte() as u32), format!("expected `{}` here", node.kind()));
+        }
+        if node.is_error() {
+            let hi = node.end_byte().min(node.start_byte() + 200);
+            return ((node.start_byte() as u32, hi as u32), "lockstep could not parse this".into());
+        }
+        let mut moved = false;
+        if cursor.goto_first_child() {
+            loop {
+                if cursor.node().has_error() {
+                    moved = true;
+                    break;
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        if !moved {
+            return ((n.start_byte() as u32, n.start_byte() as u32 + 1), "lockstep could not parse this".into());
+        }
+    }
+}
+
+/// Offset of the first line after the first one that starts, at column 0,
+/// like a new top-level definition.
+fn next_top_level_start(text: &str) -> Option<usize> {
+    const STARTS: &[&str] = &[
+        "__global__", "__device__", "__host__", "extern ", "template", "static ", "struct ", "void ", "inline ", "[numthreads",
+        "[Numthreads", "cbuffer ", "groupshared ", "RWStructuredBuffer", "StructuredBuffer", "#",
+    ];
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i > 0 && STARTS.iter().any(|s| line.starts_with(s)) {
+            return Some(offset);
+        }
+        offset += line.len();
+    }
+    None
 }

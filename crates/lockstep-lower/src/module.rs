@@ -329,8 +329,32 @@ pub fn decl_words<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<&'t str> {
     words
 }
 
-/// Lowers a parsed file: every kernel entry point becomes one flat function.
+/// What to do with each kernel as soon as it is lowered.
+/// It also gets the source database, for messages that quote the source.
+pub type KernelSink<'a> = dyn FnMut(&lockstep_source::SourceDb, &Module, lockstep_ir::Function) + Send + 'a;
+
+/// Lowers a parsed file: every kernel entry point becomes one flat function,
+/// kept in the returned module.
 pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, options: &Options) -> Compiled {
+    let mut kernels = Vec::new();
+    let db = lockstep_source::SourceDb::new();
+    let mut compiled = lower_tree_streaming(text, tree, lang, spans, options, &db, &mut |_, _, f| kernels.push(f));
+    compiled.module.functions = kernels;
+    compiled
+}
+
+/// Lowers a parsed file, handing each kernel to `sink` as soon as it is
+/// lowered instead of keeping them all (large files stay small in memory).
+/// The returned module holds the globals but no functions.
+pub fn lower_tree_streaming(
+    text: &str,
+    tree: &Tree,
+    lang: Lang,
+    spans: &dyn SpanMap,
+    options: &Options,
+    db: &lockstep_source::SourceDb,
+    sink: &mut KernelSink,
+) -> Compiled {
     let mut ctx = Ctx {
         src: text,
         spans,
@@ -360,9 +384,8 @@ pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, opti
             );
             continue;
         }
-        let f = FnLowerer::lower_kernel(&mut ctx, k);
-        if let Some(f) = f {
-            ctx.module.add_function(f);
+        if let Some(f) = FnLowerer::lower_kernel(&mut ctx, k) {
+            sink(db, &ctx.module, f);
         }
     }
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
