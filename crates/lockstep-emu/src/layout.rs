@@ -25,7 +25,8 @@ pub(crate) struct Alloc {
     /// Offset of cell 0 in the storage of its class.
     pub base: usize,
     pub len: u64,
-    pub elem: Type,
+    /// Cell types of one element, cycling (one entry unless a struct mixes types).
+    pub types: Vec<Type>,
     pub global: Option<GlobalId>,
     pub output: Option<Output>,
 }
@@ -79,9 +80,28 @@ fn cell_bytes(ty: Type) -> usize {
     }
 }
 
-/// Fills `cells` (already sized) from a launch source.
-fn fill_cells(cells: &mut [u64], source: &Source, ty: Type, what: &str) -> Result<(), String> {
+/// Splits bytes into cells whose types cycle through `types` (packed, little-endian).
+fn split_bytes(bytes: &[u8], types: &[Type]) -> Result<Vec<u64>, (usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let size = cell_bytes(types[out.len() % types.len()]);
+        if at + size > bytes.len() {
+            return Err((size, bytes.len()));
+        }
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(&bytes[at..at + size]);
+        out.push(u64::from_le_bytes(b));
+        at += size;
+    }
+    Ok(out)
+}
+
+/// Fills `cells` (already sized) from a launch source; cell `i` has type
+/// `types[i % types.len()]` (struct buffers mix types).
+fn fill_cells(cells: &mut [u64], source: &Source, types: &[Type], what: &str) -> Result<(), String> {
     let len = cells.len();
+    let ty_at = |i: usize| types[i % types.len()];
     match source {
         Source::Zero => {}
         Source::Values(vs) => {
@@ -89,62 +109,99 @@ fn fill_cells(cells: &mut [u64], source: &Source, ty: Type, what: &str) -> Resul
                 return Err(format!("{what} has {len} cells, but {} values were given", vs.len()));
             }
             for (i, v) in vs.iter().enumerate() {
-                cells[i] = encode(*v, ty, &format!("{what} value {i}"))?;
+                cells[i] = encode(*v, ty_at(i), &format!("{what} value {i}"))?;
             }
         }
         Source::Fill { start, step } => {
-            let float = Ty::of(ty).is_float() || matches!(start, Num::Float(_)) || matches!(step, Num::Float(_));
             let as_f = |n: &Num| match *n {
                 Num::Int(i) => i as f64,
                 Num::Float(x) => x,
                 Num::Bool(b) => b as u8 as f64,
             };
-            // The pattern must suit the element type; later cells wrap like GPU arithmetic.
-            encode(*start, ty, &format!("{what} fill start"))?;
-            if matches!(step, Num::Float(_)) && !Ty::of(ty).is_float() {
-                return Err(format!("{what} fill step: {step} is not an integer, and it holds {}", type_name(ty)));
+            // The pattern must suit each cell type; later cells wrap like GPU arithmetic.
+            for (i, &ty) in types.iter().enumerate().take(len) {
+                encode(*start, ty, &format!("{what} fill start"))?;
+                if matches!(step, Num::Float(_)) && !Ty::of(ty).is_float() {
+                    return Err(format!("{what} fill step: {step} is not an integer, and cell {i} holds {}", type_name(ty)));
+                }
             }
             for (i, c) in cells.iter_mut().enumerate() {
-                *c = if float {
-                    from_f64(Ty::of(ty), as_f(start) + as_f(step) * i as f64)
+                let t = Ty::of(ty_at(i));
+                *c = if t.is_float() || matches!(start, Num::Float(_)) || matches!(step, Num::Float(_)) {
+                    from_f64(t, as_f(start) + as_f(step) * i as f64)
                 } else {
                     let (s, d) = (as_f(start) as i64, as_f(step) as i64);
-                    (s.wrapping_add(d.wrapping_mul(i as i64)) as u64) & Ty::of(ty).mask()
+                    (s.wrapping_add(d.wrapping_mul(i as i64)) as u64) & t.mask()
                 };
             }
         }
         Source::Bytes { path, bytes } => {
-            let size = cell_bytes(ty);
-            if bytes.len() % size != 0 {
-                return Err(format!(
-                    "{what}: {} has {} bytes, not a whole number of {}-byte {} cells",
-                    path.display(),
-                    bytes.len(),
-                    size,
-                    type_name(ty)
-                ));
+            let got = split_bytes(bytes, types).map_err(|(size, n)| {
+                format!("{what}: {} has {n} bytes, which do not end on a whole {size}-byte cell", path.display())
+            })?;
+            if got.len() > len {
+                return Err(format!("{what} has {len} cells, but {} holds {}", path.display(), got.len()));
             }
-            let n = bytes.len() / size;
-            if n > len {
-                return Err(format!("{what} has {len} cells, but {} holds {n}", path.display()));
-            }
-            for (i, chunk) in bytes.chunks_exact(size).enumerate() {
-                let mut b = [0u8; 8];
-                b[..size].copy_from_slice(chunk);
-                cells[i] = u64::from_le_bytes(b);
-            }
+            cells[..got.len()].copy_from_slice(&got);
         }
     }
     Ok(())
 }
 
 /// Number of cells a source provides on its own (for unsized buffers).
-fn source_len(source: &Source, ty: Type) -> Option<u64> {
+fn source_len(source: &Source, types: &[Type]) -> Option<u64> {
     match source {
         Source::Values(v) => Some(v.len() as u64),
-        Source::Bytes { bytes, .. } => Some((bytes.len() / cell_bytes(ty)) as u64),
+        Source::Bytes { bytes, .. } => split_bytes(bytes, types).ok().map(|c| c.len() as u64),
         Source::Zero | Source::Fill { .. } => None,
     }
+}
+
+/// The component (cell within an element) an index addresses, when the
+/// index is visibly `element * per + c` or a constant.
+fn component_of(f: &Function, index: Value, per: u64) -> Option<u64> {
+    let int = |v: Value| f.as_int(v).map(|i| i as u64);
+    let multiple = |v: Value| match &f.inst(v).op {
+        Op::Binary(BinOp::Mul, a, b) => int(*a).or(int(*b)).is_some_and(|k| k % per == 0),
+        Op::Binary(BinOp::Shl, _, b) => int(*b).is_some_and(|k| k < 64 && (1u64 << k) % per == 0),
+        _ => false,
+    };
+    if let Some(c) = int(index) {
+        return Some(c % per);
+    }
+    match &f.inst(index).op {
+        Op::Binary(BinOp::Add, a, b) => match (int(*a), int(*b)) {
+            (Some(c), None) if multiple(*b) => Some(c % per),
+            (None, Some(c)) if multiple(*a) => Some(c % per),
+            _ => None,
+        },
+        _ if multiple(index) => Some(0),
+        _ => None,
+    }
+}
+
+/// Cell types of one element of a global: its declared type, refined by
+/// the types its loads and stores use per component (structs mix types).
+fn component_types(f: &Function, gid: GlobalId, g: &Global) -> Vec<Type> {
+    let per = g.cells_per_elem.max(1) as u64;
+    let mut types = vec![g.elem; per as usize];
+    if per == 1 {
+        return types;
+    }
+    for inst in &f.insts {
+        let Some(m) = inst.op.mem_ref() else { continue };
+        if m.root != Root::Global(gid) {
+            continue;
+        }
+        let ty = match &inst.op {
+            Op::Store(_, v) => f.inst(*v).ty,
+            _ => inst.ty,
+        };
+        if let Some(c) = component_of(f, m.index, per) {
+            types[c as usize] = ty;
+        }
+    }
+    types
 }
 
 /// Follows a pointer value back to the kernel parameter it derives from.
@@ -211,10 +268,11 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         };
         let mut len = g.len;
         let mut output = None;
-        let mut cells_from: Option<(Source, Type)> = None;
+        let mut cells_from: Option<Source> = None;
+        let types = component_types(f, GlobalId(gi as u32), g);
         if g.kind == GlobalKind::Constant {
             if let Some(vs) = find_constant(&g.name, &mut used_constants) {
-                cells_from = Some((Source::Values(vs.clone()), g.elem));
+                cells_from = Some(Source::Values(vs.clone()));
             }
         } else if let Some(b) = find_buffer(&g.name, &mut used_buffers) {
             if class == Class::Shared && !matches!(b.source, Source::Zero) {
@@ -226,13 +284,13 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
                 }
             }
             if let Some(t) = b.ty {
-                if t != g.elem {
+                if types.iter().any(|&c| c != t) {
                     return Err(format!("buffer {what} holds {}, but the launch file says `type = \"{}\"`", g.elem, t));
                 }
             }
-            len = len.or(b.len).or_else(|| source_len(&b.source, g.elem));
+            len = len.or(b.len).or_else(|| source_len(&b.source, &types));
             output = b.output.clone();
-            cells_from = Some((b.source.clone(), g.elem));
+            cells_from = Some(b.source.clone());
         }
         let len = len.unwrap_or(match class {
             Class::Device => threads * g.cells_per_elem.max(1) as u64,
@@ -240,17 +298,18 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
             Class::Shared => 0,
         });
         let mut cells = vec![0u64; len as usize];
-        let ety = Ty::of(g.elem);
-        for (c, init) in cells.iter_mut().zip(&g.init) {
+        for (i, (c, init)) in cells.iter_mut().zip(&g.init).enumerate() {
+            let ty = types[i % types.len()];
+            let t = Ty::of(ty);
             *c = match *init {
-                Const::Int(i) => encode(Num::Int(i as i64), g.elem, &what).unwrap_or(i & ety.mask()),
-                Const::Float(x) => from_f64(ety, x),
+                Const::Int(i) => encode(Num::Int(i as i64), ty, &what).unwrap_or(i & t.mask()),
+                Const::Float(x) => from_f64(t, x),
                 Const::Bool(b) => b as u64,
             };
         }
-        if let Some((source, ty)) = &cells_from {
+        if let Some(source) = &cells_from {
             let label = if class == Class::Constant { format!("constant {what}") } else { format!("buffer {what}") };
-            fill_cells(&mut cells, source, *ty, &label)?;
+            fill_cells(&mut cells, source, &types, &label)?;
         }
         let storage = match class {
             Class::Device => &mut device_init,
@@ -260,12 +319,12 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         };
         let base = storage.len();
         storage.extend_from_slice(&cells);
-        allocs.push(Alloc { name: g.name.clone(), class, base, len, elem: g.elem, global: Some(GlobalId(gi as u32)), output });
+        allocs.push(Alloc { name: g.name.clone(), class, base, len, types, global: Some(GlobalId(gi as u32)), output });
     }
     for l in &f.locals {
         let base = private_init.len();
         private_init.resize(base + l.len as usize, 0);
-        allocs.push(Alloc { name: l.name.clone(), class: Class::Private, base, len: l.len, elem: l.elem, global: None, output: None });
+        allocs.push(Alloc { name: l.name.clone(), class: Class::Private, base, len: l.len, types: vec![l.elem], global: None, output: None });
     }
     let mut param_bits = Vec::new();
     for (pi, p) in f.params.iter().enumerate() {
@@ -275,17 +334,17 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
                 let b = find_buffer(&p.name, &mut used_buffers);
                 let elem = b.and_then(|b| b.ty).or_else(|| param_elem(f, pi as u32)).unwrap_or(Type::U32);
                 let len = b
-                    .and_then(|b| b.len.or_else(|| source_len(&b.source, elem)))
+                    .and_then(|b| b.len.or_else(|| source_len(&b.source, &[elem])))
                     .unwrap_or(threads);
                 let mut cells = vec![0u64; len as usize];
                 if let Some(b) = b {
-                    fill_cells(&mut cells, &b.source, elem, &format!("buffer {what}"))?;
+                    fill_cells(&mut cells, &b.source, &[elem], &format!("buffer {what}"))?;
                 }
                 let class = if space == MemSpace::Constant { Class::Constant } else { Class::Device };
                 let storage = if class == Class::Constant { &mut constant } else { &mut device_init };
                 let base = storage.len();
                 storage.extend_from_slice(&cells);
-                allocs.push(Alloc { name: p.name.clone(), class, base, len, elem, global: None, output: b.and_then(|b| b.output.clone()) });
+                allocs.push(Alloc { name: p.name.clone(), class, base, len, types: vec![elem], global: None, output: b.and_then(|b| b.output.clone()) });
                 param_bits.push(0);
             }
             ty => {
@@ -294,7 +353,7 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
                     Some(vs) => return Err(format!("constant {what} is a scalar {ty}, but {} values were given", vs.len())),
                     None => 0,
                 };
-                allocs.push(Alloc { name: p.name.clone(), class: Class::Constant, base: 0, len: 0, elem: ty, global: None, output: None });
+                allocs.push(Alloc { name: p.name.clone(), class: Class::Constant, base: 0, len: 0, types: vec![ty], global: None, output: None });
                 param_bits.push(bits);
             }
         }
@@ -322,10 +381,13 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
     Ok(Layout { allocs, ids, device_init, constant, shared_init, private_init, param_bits })
 }
 
-/// Writes cells as little-endian bytes of their type (the inverse of `file = ...`).
-pub(crate) fn cells_to_bytes(cells: &[u64], ty: Type) -> Vec<u8> {
-    let size = cell_bytes(ty);
-    cells.iter().flat_map(|c| c.to_le_bytes()[..size].to_vec()).collect()
+/// Writes cells as little-endian bytes of their types (the inverse of `file = ...`).
+pub(crate) fn cells_to_bytes(cells: &[u64], types: &[Type]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        out.extend_from_slice(&c.to_le_bytes()[..cell_bytes(types[i % types.len()])]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -344,12 +406,18 @@ mod tests {
     #[test]
     fn fill_patterns_count_up_in_the_element_type() {
         let mut c = [0u64; 4];
-        fill_cells(&mut c, &Source::Fill { start: Num::Int(10), step: Num::Int(-3) }, Type::I32, "b").unwrap();
+        fill_cells(&mut c, &Source::Fill { start: Num::Int(10), step: Num::Int(-3) }, &[Type::I32], "b").unwrap();
         assert_eq!(c.map(|x| x as u32 as i32), [10, 7, 4, 1]);
-        fill_cells(&mut c, &Source::Fill { start: Num::Float(0.5), step: Num::Int(1) }, Type::F32, "b").unwrap();
+        fill_cells(&mut c, &Source::Fill { start: Num::Float(0.5), step: Num::Int(1) }, &[Type::F32], "b").unwrap();
         assert_eq!(c.map(|x| f32::from_bits(x as u32)), [0.5, 1.5, 2.5, 3.5]);
-        let e = fill_cells(&mut c, &Source::Values(vec![Num::Int(1); 5]), Type::I32, "buffer `b`").unwrap_err();
+        let e = fill_cells(&mut c, &Source::Values(vec![Num::Int(1); 5]), &[Type::I32], "buffer `b`").unwrap_err();
         assert_eq!(e, "buffer `b` has 4 cells, but 5 values were given");
-        assert_eq!(cells_to_bytes(&[1, 0xffff], Type::F16), vec![1, 0, 0xff, 0xff]);
+        assert_eq!(cells_to_bytes(&[1, 0xffff], &[Type::F16]), vec![1, 0, 0xff, 0xff]);
+        // A struct of f16 and u32 cells packs as 2 + 4 bytes.
+        assert_eq!(cells_to_bytes(&[1, 2], &[Type::F16, Type::U32]), vec![1, 0, 2, 0, 0, 0]);
+        assert_eq!(split_bytes(&[1, 0, 2, 0, 0, 0, 3], &[Type::F16, Type::U32]), Err((2, 7)));
+        let mut c = [0u64; 4];
+        fill_cells(&mut c, &Source::Fill { start: Num::Int(1), step: Num::Int(1) }, &[Type::F32, Type::U32], "s").unwrap();
+        assert_eq!(c, [1.0f32.to_bits() as u64, 2, 3.0f32.to_bits() as u64, 4]);
     }
 }

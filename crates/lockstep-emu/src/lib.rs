@@ -109,7 +109,8 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Buffer {
     pub name: String,
-    pub elem: Type,
+    /// Cell types of one element, cycling (several for structs of mixed fields).
+    pub types: Vec<Type>,
     /// Raw cell bits (see the launch format for the encoding).
     pub cells: Vec<u64>,
     pub output: Option<Output>,
@@ -127,15 +128,16 @@ impl Buffer {
     }
     /// Little-endian cells, as a launch file's `file = ...` reads them.
     pub fn to_bytes(&self) -> Vec<u8> {
-        layout::cells_to_bytes(&self.cells, self.elem)
+        layout::cells_to_bytes(&self.cells, &self.types)
     }
     /// The contents as a TOML line (`name = [1, 2, 3]`) that a launch file can reuse.
     pub fn to_toml_line(&self) -> String {
-        let t = value::Ty::of(self.elem);
         let vals: Vec<String> = self
             .cells
             .iter()
-            .map(|&c| if t.is_float() { format!("{:?}", value::to_f64(t, c)) } else if t == value::Ty::Bool { (c != 0).to_string() } else if t.is_signed() { value::as_i64(t, c).to_string() } else { c.to_string() })
+            .enumerate()
+            .map(|(i, &c)| (value::Ty::of(self.types[i % self.types.len()]), c))
+            .map(|(t, c)| if t.is_float() { format!("{:?}", value::to_f64(t, c)) } else if t == value::Ty::Bool { (c != 0).to_string() } else if t.is_signed() { value::as_i64(t, c).to_string() } else { c.to_string() })
             .collect();
         format!("{} = [{}]", self.name, vals.join(", "))
     }
@@ -330,7 +332,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         .filter(|a| a.class == layout::Class::Device)
         .map(|a| Buffer {
             name: a.name.clone(),
-            elem: a.elem,
+            types: a.types.clone(),
             cells: device[a.base..a.base + a.len as usize].iter().map(|c| c.load(Ordering::Relaxed)).collect(),
             output: a.output.clone(),
         })
@@ -459,11 +461,12 @@ pub fn outcome_json(db: &SourceDb, outcome: &RunOutcome) -> String {
     let diags: Vec<serde_json::Value> = outcome.findings.iter().map(|d| lockstep_diag::to_json_value(db, d)).collect();
     let mut outputs = serde_json::Map::new();
     for b in outcome.buffers.iter().filter(|b| b.output == Some(Output::Stdout)) {
-        let t = value::Ty::of(b.elem);
         let vals: Vec<serde_json::Value> = b
             .cells
             .iter()
-            .map(|&c| {
+            .enumerate()
+            .map(|(i, &c)| {
+                let t = value::Ty::of(b.types[i % b.types.len()]);
                 if t.is_float() {
                     serde_json::json!(value::to_f64(t, c))
                 } else if t == value::Ty::Bool {

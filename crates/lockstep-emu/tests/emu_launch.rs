@@ -73,7 +73,7 @@ fn binary_files_round_trip() {
         Err(RunError::Launch(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert_eq!(e, format!("buffer `input`: {} has 6 bytes, not a whole number of 4-byte f32 cells", dir.join("odd.bin").display()));
+    assert_eq!(e, format!("buffer `input`: {} has 6 bytes, which do not end on a whole 4-byte cell", dir.join("odd.bin").display()));
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn kernel_arguments_bind_by_name_with_pointer_element_types_from_their_uses() {
     let o = b.run([2, 1, 1], &launch("[constants]\nn = 12\nk = 0.5\n[buffers.data]\nfill = { start = 2, step = 2 }\nlen = 16\n"), &RunConfig::default());
     assert!(o.findings.is_empty(), "{:?}", b.summary(&o));
     let data = o.buffer("data").unwrap();
-    assert_eq!(data.elem, Type::F32);
+    assert_eq!(data.types, vec![Type::F32]);
     let want: Vec<f32> = (0..16).map(|i| if i < 12 { (2 + 2 * i) as f32 * 0.5 } else { (2 + 2 * i) as f32 }).collect();
     assert_eq!(data.f32s(), want);
     // Past the end of a pointer argument's buffer.

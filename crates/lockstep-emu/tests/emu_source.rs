@@ -94,7 +94,7 @@ fn cuda_transpose_is_correct_with_its_barrier_and_racy_without() {
     assert_eq!(good.summary(&o), vec![]);
     let want: Vec<f32> = (0..256).map(|i| ((i % 16) * 16 + i / 16) as f32).collect();
     assert_eq!(o.buffer("out").unwrap().f32s(), want);
-    assert_eq!(o.buffer("in").unwrap().elem, lockstep_ir::Type::F32);
+    assert_eq!(o.buffer("in").unwrap().types, vec![lockstep_ir::Type::F32]);
 
     let bad = compile_src("t.cu", Lang::Cuda, &TRANSPOSE_CU.replace("SYNC", ""));
     let o = bad.run("transpose", launch, cfg);
@@ -112,6 +112,53 @@ fn cuda_transpose_is_correct_with_its_barrier_and_racy_without() {
                 first,
                 10,
                 "thread [0,0,0][0,1,0] reads tile[0][1] (line 10) while thread [0,0,0][1,0,0] wrote it (line 6) with no barrier in between; the cell held no earlier value".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn hlsl_vectors_swizzles_and_structs() {
+    let s = compile_src(
+        "v.hlsl",
+        Lang::Hlsl,
+        r#"struct P { float4 pos; uint id; };
+RWStructuredBuffer<P> parts : register(u0);
+RWStructuredBuffer<float> result : register(u1);
+groupshared float4 shared_pos[4];
+
+[numthreads(4, 1, 1)]
+void main(uint3 tid : SV_GroupThreadID) {
+    P p = parts[tid.x];
+    shared_pos[tid.x] = p.pos.wzyx * 2.0;
+    GroupMemoryBarrierWithGroupSync();
+    float4 q = shared_pos[(tid.x + 1) % 4];
+    result[tid.x] = q.x + q.y * 10.0 + (float)p.id * 1000.0;
+    parts[tid.x].id = p.id + 1;
+    shared_pos[tid.x].y = 0.0;
+}
+"#,
+    );
+    let o = s.run("main", "[buffers.parts]\nfill = { start = 0, step = 1 }\nlen = 20\n", RunConfig::default());
+    // The struct's `id` field is a u32 cell among f32 ones: the fill and the output respect that.
+    let parts = o.buffer("parts").unwrap();
+    assert_eq!(parts.types, vec![lockstep_ir::Type::F32, lockstep_ir::Type::F32, lockstep_ir::Type::F32, lockstep_ir::Type::F32, lockstep_ir::Type::U32]);
+    assert_eq!(parts.u32s().iter().skip(4).step_by(5).copied().collect::<Vec<_>>(), vec![5, 10, 15, 20]);
+    assert!(parts.to_toml_line().starts_with("parts = [0.0, 1.0, 2.0, 3.0, 5, 5.0,"), "{}", parts.to_toml_line());
+    // Round-robin: each thread reads its neighbour's tile before the neighbour zeroes `.y`, except the last.
+    assert_eq!(o.buffer("result").unwrap().f32s(), vec![4156.0, 9266.0, 14376.0, 19006.0]);
+    assert_eq!(
+        s.summary(&o),
+        vec![
+            (
+                "groupshared-read-then-no-barrier-write".to_string(),
+                14,
+                "thread [0,0,0][1,0,0] writes shared_pos[1].y (line 14) while thread [0,0,0][0,0,0] read it (line 11) with no barrier in between".to_string()
+            ),
+            (
+                "groupshared-write-then-no-barrier-read".to_string(),
+                11,
+                "thread [0,0,0][3,0,0] reads shared_pos[0].y (line 11) while thread [0,0,0][0,0,0] wrote it (line 14) with no barrier in between".to_string()
             ),
         ]
     );
