@@ -478,9 +478,8 @@ impl Worker {
         let mut lanes: Vec<usize> = Vec::with_capacity(ws);
         for w0 in (0..self.n).step_by(ws) {
             let w1 = (w0 + ws).min(self.n);
-            loop {
-                // Lanes waiting at the same wave instruction as the first waiting one.
-                let Some(first) = (w0..w1).find(|&t| self.th[t].status == Status::Wave) else { break };
+            // Lanes waiting at the same wave instruction as the first waiting one, until none waits.
+            while let Some(first) = (w0..w1).find(|&t| self.th[t].status == Status::Wave) {
                 let pc = self.th[first].pc;
                 lanes.clear();
                 lanes.extend((w0..w1).filter(|&t| self.th[t].status == Status::Wave && self.th[t].pc == pc));

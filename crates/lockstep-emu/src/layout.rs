@@ -162,8 +162,8 @@ fn source_len(source: &Source, types: &[Type]) -> Option<u64> {
 fn component_of(f: &Function, index: Value, per: u64) -> Option<u64> {
     let int = |v: Value| f.as_int(v).map(|i| i as u64);
     let multiple = |v: Value| match &f.inst(v).op {
-        Op::Binary(BinOp::Mul, a, b) => int(*a).or(int(*b)).is_some_and(|k| k % per == 0),
-        Op::Binary(BinOp::Shl, _, b) => int(*b).is_some_and(|k| k < 64 && (1u64 << k) % per == 0),
+        Op::Binary(BinOp::Mul, a, b) => int(*a).or(int(*b)).is_some_and(|k| k.is_multiple_of(per)),
+        Op::Binary(BinOp::Shl, _, b) => int(*b).is_some_and(|k| k < 64 && (1u64 << k).is_multiple_of(per)),
         _ => false,
     };
     if let Some(c) = int(index) {

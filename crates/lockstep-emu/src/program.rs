@@ -356,9 +356,9 @@ fn find_loops(f: &Function) -> Loops {
     };
     let mut headers: Vec<usize> = Vec::new();
     let mut member: Vec<Vec<bool>> = Vec::new();
-    for s in 0..nb {
-        if idom[s].is_none() && s != 0 {
-            continue; // unreachable
+    for (s, dom) in idom.iter().enumerate() {
+        if dom.is_none() {
+            continue; // unreachable (the entry is its own dominator)
         }
         for h in f.block(BlockId(s as u32)).term.successors() {
             let h = h.index();

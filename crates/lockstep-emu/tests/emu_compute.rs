@@ -356,7 +356,8 @@ fn a_fixed_seed_gives_the_same_run_and_seeds_change_the_interleaving() {
     let b = Built::new(k);
     let rr = b.run([1, 1, 1], &Default::default(), &RunConfig::default());
     assert_eq!(rr.buffer("out").unwrap().u32s(), vec![16], "run-to-barrier order serialises the increments");
-    let results: Vec<(Vec<u32>, Vec<(String, u32, String)>)> = (0..6)
+    type Run = (Vec<u32>, Vec<(String, u32, String)>);
+    let results: Vec<Run> = (0..6)
         .map(|seed| {
             let o = b.run([1, 1, 1], &Default::default(), &RunConfig { scheduler: Scheduler::Random, seed, ..RunConfig::default() });
             (o.buffer("out").unwrap().u32s(), b.summary(&o))
