@@ -53,5 +53,23 @@ fn main() {
                 fast.as_secs_f64() * 1e6 / fast_result.barriers.len() as f64
             );
         }
+        // Larger kernels for the worklist engine alone (the restart would take hours).
+        for n in [20_000usize, 40_000] {
+            let (m, f) = synth::kernel(n, 42);
+            let engine = Engine::new(&m, Options { mode, ..Options::default() });
+            let oracle = SameAllocation { module: &m };
+            let (fast, result) = time(Duration::from_millis(300), || engine.run(&f, &oracle, &HashSet::new()));
+            println!(
+                "{:>9} {:>7} {:>8} {:>8} {:>13} {:>13} {:>9} {:>14.2}",
+                result.barriers.len(),
+                f.blocks.len(),
+                f.insts.len(),
+                result.removed().len(),
+                "-",
+                ms(fast),
+                "-",
+                fast.as_secs_f64() * 1e6 / result.barriers.len() as f64
+            );
+        }
     }
 }

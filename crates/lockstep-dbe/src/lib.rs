@@ -14,7 +14,9 @@ mod diag;
 mod flow;
 pub mod synth;
 
-pub use access::{classify_ref, top_effects, Alloc, Effect, Effects, HazardOracle, SameAllocation, Space, SPACES};
+pub use access::{classify_ref, Alloc, HazardOracle, SameAllocation, Space, SPACES};
+
+use access::Effects;
 pub use diag::{diagnostic, removal_edit, RULE};
 
 use flow::{Prep, SpaceFlow};
@@ -94,12 +96,6 @@ impl BarrierFlags {
     /// Both spaces together, as the seed's one-line message prints them.
     pub fn combined(&self) -> Flags {
         self.shared.or(self.device)
-    }
-    pub fn space(&self, s: Space) -> Flags {
-        match s {
-            Space::Shared => self.shared,
-            Space::Device => self.device,
-        }
     }
     fn space_mut(&mut self, s: Space) -> &mut Flags {
         match s {
