@@ -61,16 +61,27 @@ pub enum Reason {
 
 pub struct Uniformity {
     levels: Vec<Level>,
+    /// The block each instruction is placed in.
+    inst_block: Vec<Option<BlockId>>,
     reasons: Vec<Reason>,
     /// Per block: the narrowest level of the branches it is (transitively) control dependent on.
     block_levels: Vec<Level>,
+    /// Per block: the level of its branch condition, at the branch.
+    branch_levels: Vec<Level>,
     /// Threads per wave assumed for wave-alignment reasoning.
     pub wave_size: u32,
 }
 
 impl Uniformity {
+    /// The level of a value where it is defined.
     pub fn level(&self, v: Value) -> Level {
         self.levels[v.index()]
+    }
+
+    /// The level of a value as seen from `at`: lower than [`Self::level`] when
+    /// the value leaves a loop that threads exit at different iterations.
+    pub fn level_at(&self, f: &Function, cfg: &Cfg, v: Value, at: BlockId) -> Level {
+        self.operand(f, cfg, v, at, &self.inst_block).0
     }
 
     pub fn reason(&self, v: Value) -> Reason {
@@ -84,7 +95,11 @@ impl Uniformity {
 
     /// The level of a branch block's condition (Grid for non-branches).
     pub fn branch_level(&self, f: &Function, b: BlockId) -> Level {
-        f.block(b).term.condition().map(|c| self.level(c)).unwrap_or(Level::Grid)
+        self.branch_levels[b.index()]
+    }
+
+    fn condition_level(&self, f: &Function, cfg: &Cfg, b: BlockId) -> Level {
+        f.block(b).term.condition().map(|c| self.level_at(f, cfg, c, b)).unwrap_or(Level::Grid)
     }
 
     pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
@@ -92,11 +107,13 @@ impl Uniformity {
         let n = f.insts.len();
         let mut u = Uniformity {
             levels: vec![Level::Grid; n],
+            inst_block: f.inst_blocks(),
+            branch_levels: vec![Level::Grid; f.blocks.len()],
             reasons: vec![Reason::Uniform; n],
             block_levels: vec![Level::Grid; f.blocks.len()],
             wave_size,
         };
-        let inst_block = f.inst_blocks();
+        let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
         // Iterate to a fixed point: levels only go down and the lattice is finite.
@@ -132,7 +149,8 @@ impl Uniformity {
                     }
                 }
                 // Sync dependence: phis at joins of a non-uniform branch.
-                let cond_level = u.branch_level(f, b);
+                let cond_level = u.condition_level(f, cfg, b);
+                u.branch_levels[b.index()] = cond_level;
                 if cond_level < Level::Grid && cfg.succs[b.index()].len() > 1 {
                     changed |= u.mark_joins(f, cfg, b, cond_level);
                 }
@@ -159,7 +177,7 @@ impl Uniformity {
                     continue;
                 }
                 for &e in &l.exiting {
-                    let exit_level = self.branch_level(f, e);
+                    let exit_level = self.branch_levels[e.index()];
                     if exit_level < level {
                         level = exit_level;
                         reason = Reason::TemporalDivergence(l.header);

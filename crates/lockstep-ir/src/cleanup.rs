@@ -74,6 +74,85 @@ impl Function {
     }
 }
 
+impl Function {
+    /// Rewrites memory operations that address through a pointer value
+    /// (`Root::Ptr`) to the allocation the pointer provably comes from, when
+    /// its definition chain (address-of, pointer additions, conversions, a
+    /// kernel's pointer parameter) says so. The index becomes the sum of the
+    /// chain's offsets and the access's own index; `space_of` gives the memory
+    /// space of a root when it is known exactly (generic pointers are not).
+    pub fn resolve_pointer_roots(&mut self, space_of: impl Fn(Root) -> Option<MemSpace>) {
+        for b in 0..self.blocks.len() {
+            let mut i = 0;
+            while i < self.blocks[b].insts.len() {
+                let v = self.blocks[b].insts[i];
+                let Some(m) = self.insts[v.index()].op.mem_ref().copied() else {
+                    i += 1;
+                    continue;
+                };
+                let Root::Ptr(p) = m.root else {
+                    i += 1;
+                    continue;
+                };
+                let Some((root, offsets)) = self.pointer_chain(p) else {
+                    i += 1;
+                    continue;
+                };
+                let span = self.insts[v.index()].span;
+                let index_ty = self.insts[m.index.index()].ty;
+                let mut index = m.index;
+                let mut added = Vec::new();
+                for off in offsets {
+                    let off = if self.insts[off.index()].ty == index_ty {
+                        off
+                    } else {
+                        let c = self.add_inst(Op::Convert(off), index_ty, span);
+                        added.push(c);
+                        c
+                    };
+                    index = self.add_inst(Op::Binary(BinOp::Add, index, off), index_ty, span);
+                    added.push(index);
+                }
+                let space = space_of(root).unwrap_or(m.space);
+                let new_ref = MemRef { space, root, index };
+                match &mut self.insts[v.index()].op {
+                    Op::Load(r) | Op::Store(r, _) | Op::Atomic(_, r, _) => *r = new_ref,
+                    _ => {}
+                }
+                let n = added.len();
+                for (k, a) in added.into_iter().enumerate() {
+                    self.insts[a.index()].inlined_at = self.insts[v.index()].inlined_at;
+                    self.blocks[b].insts.insert(i + k, a);
+                }
+                i += n + 1;
+            }
+        }
+    }
+
+    /// The allocation a pointer value points into and the offsets added on the way.
+    fn pointer_chain(&self, p: Value) -> Option<(Root, Vec<Value>)> {
+        let mut offsets = Vec::new();
+        let mut v = p;
+        for _ in 0..64 {
+            match &self.insts[v.index()].op {
+                Op::AddrOf(Root::Ptr(_), _) => return None,
+                Op::AddrOf(root, idx) => {
+                    offsets.push(*idx);
+                    return Some((*root, offsets));
+                }
+                Op::PtrAdd(q, k) => {
+                    offsets.push(*k);
+                    v = *q;
+                }
+                Op::Param(i) if matches!(self.insts[v.index()].ty, Type::Ptr(_)) => return Some((Root::Param(*i), offsets)),
+                Op::Convert(q) => v = *q,
+                _ => return None,
+            }
+        }
+        None
+    }
+}
+
 /// Operations with no effect besides their value (loads count as effects:
 /// the analyses care that memory was touched).
 fn is_pure(op: &Op) -> bool {

@@ -95,6 +95,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         l.terminate(Terminator::Return(None), end, None);
         let mut f = std::mem::replace(&mut l.f, Function::new("", span));
         l.ssa.finish(&mut f);
+        let module = &l.cx.module;
+        f.resolve_pointer_roots(|root| match root {
+            Root::Global(g) => Some(module.global(g).space),
+            Root::Param(_) => Some(MemSpace::Device),
+            Root::Local(_) => Some(MemSpace::Private),
+            Root::Ptr(_) => None,
+        });
         f.remove_unreachable_blocks();
         f.remove_dead_code();
         Some(f)
