@@ -239,7 +239,8 @@ impl<'t> Ctx<'t> {
         for _ in 0..MAX_NESTING {
             match node.kind() {
                 "identifier" | "field_identifier" | "type_identifier" => {
-                    for d in array_dims.into_iter().rev() {
+                    // `a[4][8]` nests as ((a[4])[8]): the outermost declarator is the innermost dimension.
+                    for d in array_dims {
                         ty = SrcType::Array(Box::new(ty), d);
                     }
                     return Some((self.text(node).to_string(), ty));

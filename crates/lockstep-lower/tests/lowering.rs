@@ -1,0 +1,173 @@
+//! The lowering's contract with the analyses: barriers, builtins, memory
+//! spaces and launch shapes come out exactly as the dialect tables say.
+
+use lockstep_ir::{AtomicOp, Barrier, BarrierReduce, Builtin, GlobalKind, MemSpace, Module, Op, Root, Scope, Spaces};
+use lockstep_lower::{lower_tree, FileSpans, Lang, Options};
+use lockstep_source::FileId;
+
+fn lower(lang: Lang, src: &str, options: &Options) -> Module {
+    let tree = lockstep_syntax::parse(lang.grammar(), src).unwrap();
+    assert!(!tree.root_node().has_error(), "test source must parse:\n{src}");
+    let out = lower_tree(src, &tree, lang, &FileSpans(FileId(0)), options);
+    for f in &out.module.functions {
+        assert!(lockstep_ir::verify(f).is_empty(), "{:?}", lockstep_ir::verify(f));
+    }
+    out.module
+}
+
+fn barriers(m: &Module) -> Vec<Barrier> {
+    m.functions[0].insts.iter().filter_map(|i| if let Op::Barrier(b, _) = i.op { Some(b) } else { None }).collect()
+}
+
+fn bar(exec: Scope, mem: Scope, spaces: Spaces) -> Barrier {
+    Barrier { exec, mem, spaces, reduce: None }
+}
+
+#[test]
+fn hlsl_barriers_are_exact() {
+    let m = lower(
+        Lang::Hlsl,
+        "[numthreads(8,1,1)] void k() {\n GroupMemoryBarrier(); GroupMemoryBarrierWithGroupSync();\n DeviceMemoryBarrier(); DeviceMemoryBarrierWithGroupSync();\n AllMemoryBarrier(); AllMemoryBarrierWithGroupSync();\n Barrier(UAV_MEMORY, DEVICE_SCOPE);\n Barrier(GROUP_SHARED_MEMORY, GROUP_SCOPE | GROUP_SYNC);\n Barrier(ALL_MEMORY, DEVICE_SCOPE | GROUP_SYNC);\n}\n",
+        &Options::default(),
+    );
+    assert_eq!(
+        barriers(&m),
+        vec![
+            bar(Scope::None, Scope::Group, Spaces::SHARED),
+            bar(Scope::Group, Scope::Group, Spaces::SHARED),
+            bar(Scope::None, Scope::Device, Spaces::DEVICE),
+            bar(Scope::Group, Scope::Device, Spaces::DEVICE),
+            bar(Scope::None, Scope::Device, Spaces::ALL),
+            bar(Scope::Group, Scope::Device, Spaces::ALL),
+            bar(Scope::None, Scope::Device, Spaces::DEVICE),
+            bar(Scope::Group, Scope::Group, Spaces::SHARED),
+            bar(Scope::Group, Scope::Device, Spaces::ALL),
+        ]
+    );
+    assert!(m.collective_fences);
+}
+
+#[test]
+fn cuda_barriers_are_exact() {
+    let m = lower(
+        Lang::Cuda,
+        "__global__ void k(int p) {\n __syncthreads(); int c = __syncthreads_count(p > 0); int a = __syncthreads_and(p); int o = __syncthreads_or(p);\n __syncwarp(); __threadfence_block(); __threadfence(); __threadfence_system();\n cooperative_groups::this_thread_block().sync();\n auto g = cooperative_groups::this_grid(); g.sync();\n}\n",
+        &Options::default(),
+    );
+    let red = |r| Barrier { exec: Scope::Group, mem: Scope::Group, spaces: Spaces::ALL, reduce: Some(r) };
+    assert_eq!(
+        barriers(&m),
+        vec![
+            bar(Scope::Group, Scope::Group, Spaces::ALL),
+            red(BarrierReduce::Count),
+            red(BarrierReduce::And),
+            red(BarrierReduce::Or),
+            bar(Scope::Wave, Scope::Wave, Spaces::ALL),
+            bar(Scope::None, Scope::Group, Spaces::ALL),
+            bar(Scope::None, Scope::Device, Spaces::ALL),
+            bar(Scope::None, Scope::System, Spaces::ALL),
+            bar(Scope::Group, Scope::Group, Spaces::ALL),
+            bar(Scope::Device, Scope::Device, Spaces::ALL),
+        ]
+    );
+    assert!(!m.collective_fences);
+}
+
+fn builtins(m: &Module) -> Vec<Builtin> {
+    let mut v: Vec<Builtin> = m.functions[0].insts.iter().filter_map(|i| if let Op::Builtin(b) = i.op { Some(b) } else { None }).collect();
+    v.dedup();
+    v
+}
+
+#[test]
+fn thread_identity_builtins() {
+    let m = lower(
+        Lang::Cuda,
+        "__global__ void k(unsigned* o) { o[0] = threadIdx.y + blockIdx.z + blockDim.x + gridDim.y + warpSize; }\n",
+        &Options::default(),
+    );
+    assert_eq!(builtins(&m), vec![Builtin::LocalId(1), Builtin::GroupId(2), Builtin::GroupSize(0), Builtin::NumGroups(1)]);
+    // warpSize is 32 on every NVIDIA GPU: a constant.
+    assert!(m.functions[0].insts.iter().any(|i| matches!(i.op, Op::Const(lockstep_ir::Const::Int(32)))));
+
+    let m = lower(
+        Lang::Hlsl,
+        "RWStructuredBuffer<uint> o;\n[numthreads(4,2,1)] void k(uint3 g : SV_GroupID, uint3 t : SV_GroupThreadID, uint i : SV_GroupIndex, uint3 d : SV_DispatchThreadID) {\n o[0] = g.x + t.y + i + d.x + WaveGetLaneIndex();\n}\n",
+        &Options::default(),
+    );
+    let b = builtins(&m);
+    for expected in [Builtin::GroupId(0), Builtin::LocalId(1), Builtin::LocalId(0), Builtin::LaneId] {
+        assert!(b.contains(&expected), "{expected:?} missing from {b:?}");
+    }
+    // [numthreads] fixes the group size: SV_GroupIndex is computed from the local ids, no size builtin is left.
+    assert!(!b.iter().any(|x| matches!(x, Builtin::GroupSize(_) | Builtin::LocalIndex)), "{b:?}");
+}
+
+#[test]
+fn group_sizes_from_source_and_command_line() {
+    let m = lower(Lang::Hlsl, "[numthreads(16, 8, 2)] void k() {}\n", &Options::default());
+    assert_eq!(m.functions[0].entry.as_ref().unwrap().group_size, Some([16, 8, 2]));
+    let m = lower(Lang::Cuda, "__global__ void __launch_bounds__(256) k() {}\n", &Options::default());
+    let e = m.functions[0].entry.as_ref().unwrap();
+    assert_eq!((e.group_size, e.max_threads), (None, Some(256)));
+    let forced = Options { group_size: Some([64, 1, 1]), ..Options::default() };
+    let m = lower(Lang::Cuda, "__global__ void k(int* o) { o[threadIdx.x] = blockDim.x; }\n", &forced);
+    assert_eq!(m.functions[0].entry.as_ref().unwrap().group_size, Some([64, 1, 1]));
+    // blockDim folds to the known size.
+    assert!(!builtins(&m).iter().any(|b| matches!(b, Builtin::GroupSize(_))));
+}
+
+#[test]
+fn memory_spaces_allocations_and_qualifiers() {
+    let m = lower(
+        Lang::Hlsl,
+        "cbuffer C : register(b0) { uint N; float4 Color; };\ngloballycoherent RWStructuredBuffer<uint> Flags : register(u1);\nRWByteAddressBuffer Raw : register(u2);\nStructuredBuffer<float2> In : register(t0);\ngroupshared float Tile[4][8];\n[numthreads(8,1,1)] void k(uint i : SV_GroupIndex) {\n Tile[1][i] = In[i].y + Color.z;\n uint old; InterlockedAdd(Flags[N], 1, old);\n Raw.Store(i * 4, old);\n}\n",
+        &Options::default(),
+    );
+    let g = |name: &str| m.globals.iter().position(|g| g.name == name).unwrap();
+    assert_eq!(m.globals[g("Tile")].kind, GlobalKind::GroupShared);
+    assert_eq!(m.globals[g("Tile")].dims, vec![4, 8]);
+    assert!(m.globals[g("Flags")].coherent);
+    assert_eq!(m.globals[g("Flags")].kind, GlobalKind::Uav);
+    assert_eq!(m.globals[g("Color")].space, MemSpace::Constant);
+    assert_eq!(m.globals[g("In")].cells_per_elem, 2);
+    let f = &m.functions[0];
+    let accesses: Vec<(String, MemSpace, bool)> = f
+        .insts
+        .iter()
+        .filter_map(|i| {
+            let r = i.op.mem_ref()?;
+            let Root::Global(gid) = r.root else { return None };
+            Some((m.globals[gid.index()].name.clone(), r.space, matches!(i.op, Op::Store(..))))
+        })
+        .collect();
+    assert!(accesses.contains(&("Tile".into(), MemSpace::Shared, true)), "{accesses:?}");
+    assert!(accesses.contains(&("In".into(), MemSpace::Constant, false)), "{accesses:?}");
+    assert!(accesses.contains(&("Raw".into(), MemSpace::Device, true)), "{accesses:?}");
+    assert!(f.insts.iter().any(|i| matches!(&i.op, Op::Atomic(AtomicOp::Add, r, _) if r.space == MemSpace::Device)));
+    // Tile[1][i]: the index is 8 + i.
+    let store = f.insts.iter().find_map(|i| match &i.op {
+        Op::Store(r, _) if matches!(r.root, Root::Global(x) if x.index() == g("Tile")) => Some(r.index),
+        _ => None,
+    });
+    let Some(idx) = store else { panic!("no store to Tile") };
+    match f.inst(idx).op {
+        Op::Binary(lockstep_ir::BinOp::Add, a, b) => assert_eq!(f.as_int(a).or(f.as_int(b)), Some(8)),
+        ref other => panic!("unexpected index {other:?}"),
+    }
+}
+
+#[test]
+fn cuda_pointers_resolve_to_their_allocation() {
+    let m = lower(
+        Lang::Cuda,
+        "__global__ void k(float* out, int n) {\n __shared__ float s[64];\n extern __shared__ float dyn[];\n float* p = &s[4];\n p[threadIdx.x] = 1.0f;\n for (int i = 0; i < n; ++i) out[i] = *p + dyn[i];\n}\n",
+        &Options::default(),
+    );
+    let f = &m.functions[0];
+    let roots: Vec<(Root, MemSpace)> = f.insts.iter().filter_map(|i| i.op.mem_ref().map(|r| (r.root, r.space))).collect();
+    assert!(roots.iter().all(|(r, _)| !matches!(r, Root::Ptr(_))), "every access resolved: {roots:?}");
+    assert!(roots.contains(&(Root::Param(0), MemSpace::Device)));
+    let dyn_id = m.globals.iter().position(|g| g.name == "dyn").unwrap();
+    assert_eq!(m.globals[dyn_id].kind, GlobalKind::DynamicShared);
+}

@@ -1,0 +1,63 @@
+//! The `lockstep` binary as a user runs it: exit codes, output formats, rule docs.
+
+use std::process::Command;
+
+fn lockstep(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn exit_status_is_0_clean_1_findings_2_usage() {
+    assert_eq!(lockstep(&["check", "examples/histogram_fixed.cu"]).0, 0);
+    assert_eq!(lockstep(&["check", "examples/warp_vote.cu"]).0, 1);
+    assert_eq!(lockstep(&["check", "no/such/file.cu"]).0, 2);
+    assert_eq!(lockstep(&["check", "--group-size", "0,1,1", "examples/"]).0, 2);
+    assert_eq!(lockstep(&["frobnicate"]).0, 2);
+    assert_eq!(lockstep(&["check", "Cargo.toml"]).0, 2, "unknown extension without --lang");
+}
+
+#[test]
+fn json_output_has_the_stable_fields() {
+    let (code, out, _) = lockstep(&["check", "--format", "json", "examples/reduction_early_return.hlsl"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let diags = v["diagnostics"].as_array().unwrap();
+    let d = diags.iter().find(|d| d["rule"] == "barrier-in-divergent-cf" && d["line"] == 20).expect("the divergent barrier");
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["path"], "examples/reduction_early_return.hlsl");
+    assert_eq!((d["column"].as_u64(), d["end_line"].as_u64(), d["end_column"].as_u64()), (Some(5), Some(20), Some(11)));
+    let labels = d["labels"].as_array().unwrap();
+    assert!(labels.iter().any(|l| l["line"] == 17 && l["column"] == 9 && l["message"].as_str().unwrap().contains("condition")));
+    assert!(labels.iter().any(|l| l["line"] == 18 && l["message"].as_str().unwrap().contains("return")));
+    assert!(d["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("macro `SYNC`")));
+}
+
+#[test]
+fn directories_are_walked_and_options_apply() {
+    let (code, out, _) = lockstep(&["check", "examples"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("reduction_early_return.hlsl:20:5"), "{out}");
+    assert!(out.contains("warp_vote.cu:11:9"), "{out}");
+    // A define changes what the preprocessor keeps.
+    let dir = std::env::temp_dir().join(format!("lockstep-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("k.kernel");
+    std::fs::write(&f, "__global__ void k() {\n#ifdef BUG\n  if (threadIdx.x) __syncthreads();\n#endif\n}\n").unwrap();
+    let path = f.to_str().unwrap();
+    assert_eq!(lockstep(&["check", "--lang", "cuda", path]).0, 0);
+    assert_eq!(lockstep(&["check", "--lang", "cuda", "-D", "BUG", path]).0, 1);
+}
+
+#[test]
+fn rules_and_explain() {
+    let (code, out, _) = lockstep(&["rules"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("barrier-in-divergent-cf"));
+    let (code, out, _) = lockstep(&["explain", "barrier-in-divergent-cf"]);
+    assert_eq!(code, 0);
+    for section in ["## What it detects", "## Why it matters on a GPU", "Bad", "Good", "## Fix"] {
+        assert!(out.contains(section), "missing {section}");
+    }
+    assert_eq!(lockstep(&["explain", "no-such-rule"]).0, 2);
+}
