@@ -119,6 +119,8 @@ pub(crate) struct Worker {
     /// (loop id, back edges taken) per thread and nesting level.
     loops: Vec<(u32, u32)>,
     scratch: Vec<u64>,
+    /// Threads waiting at barriers (reused between releases).
+    waiting: Vec<usize>,
     seen: Vec<bool>,
     mem: MemState,
     rng: u64,
@@ -340,6 +342,7 @@ impl Worker {
             th: vec![Th { pc: 0, status: Status::Done, steps: 0, depth: 0 }; n],
             loops: vec![(0, 0); n * md],
             scratch: Vec::new(),
+            waiting: Vec::with_capacity(n),
             seen: Vec::new(),
             mem: MemState {
                 private: vec![0; n * ctx.private_init.len()],
@@ -591,15 +594,20 @@ impl Worker {
         let prog = ctx.prog;
         let nr = prog.nregs;
         // The barrier most threads wait at is "this barrier" in reports.
-        let mut counts: Vec<(u32, u32)> = Vec::new();
-        for th in self.th.iter().filter(|t| t.status == Status::Barrier) {
-            match counts.iter_mut().find(|c| c.0 == th.pc) {
-                Some(c) => c.1 += 1,
-                None => counts.push((th.pc, 1)),
+        let all_at_first = self.th.iter().all(|t| t.status == Status::Barrier && t.pc == self.th[0].pc);
+        let (bpc, reached) = if all_at_first {
+            (self.th[0].pc, self.n as u32)
+        } else {
+            let mut counts: Vec<(u32, u32)> = Vec::new();
+            for th in self.th.iter().filter(|t| t.status == Status::Barrier) {
+                match counts.iter_mut().find(|c| c.0 == th.pc) {
+                    Some(c) => c.1 += 1,
+                    None => counts.push((th.pc, 1)),
+                }
             }
-        }
-        counts.sort_by_key(|&(pc, k)| (std::cmp::Reverse(k), pc));
-        let (bpc, reached) = counts[0];
+            counts.sort_by_key(|&(pc, k)| (std::cmp::Reverse(k), pc));
+            counts[0]
+        };
         if reached as usize != self.n {
             let mut others: Vec<(Place, Vec<(u32, u32)>)> = Vec::new();
             for (t, th) in self.th.iter().enumerate() {
@@ -631,7 +639,9 @@ impl Worker {
             });
         }
         let Code::Barrier { info, .. } = prog.code[bpc as usize] else { unreachable!("parked at a barrier") };
-        let waiting: Vec<usize> = (0..self.n).filter(|&t| self.th[t].status == Status::Barrier).collect();
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
+        waiting.extend((0..self.n).filter(|&t| self.th[t].status == Status::Barrier));
         for &t in &waiting {
             let Code::Barrier { d, info } = prog.code[self.th[t].pc as usize] else { unreachable!("parked at a barrier") };
             if let (Some(reduce), Some(_)) = (info.reduce, info.pred) {
@@ -655,6 +665,7 @@ impl Worker {
             self.th[t].status = Status::Ready;
         }
         self.instructions += waiting.len() as u64;
+        self.waiting = waiting;
         if info.orders_shared {
             self.mem.epoch_shared += 1;
         }
@@ -782,7 +793,7 @@ impl Worker {
 }
 
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn take_edge<const T: bool>(
     prog: &Program,
     edge: u32,

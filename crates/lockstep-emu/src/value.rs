@@ -74,6 +74,7 @@ pub(crate) fn split_ptr(p: u64) -> (u32, i64) {
 }
 
 /// An integer operand as a signed 64-bit number (sign-extended for signed types).
+#[inline]
 pub(crate) fn as_i64(ty: Ty, bits: u64) -> i64 {
     match ty {
         Ty::I32 => bits as u32 as i32 as i64,
@@ -82,6 +83,7 @@ pub(crate) fn as_i64(ty: Ty, bits: u64) -> i64 {
     }
 }
 
+#[inline]
 pub(crate) fn to_f64(ty: Ty, bits: u64) -> f64 {
     match ty {
         Ty::F16 => f16::from_bits(bits as u16).to_f64(),
@@ -93,6 +95,7 @@ pub(crate) fn to_f64(ty: Ty, bits: u64) -> f64 {
 }
 
 /// Rounds or converts an f64 to any type (saturating for integers, NaN → 0).
+#[inline]
 pub(crate) fn from_f64(ty: Ty, x: f64) -> u64 {
     match ty {
         Ty::F16 => f16::from_f64(x).to_bits() as u64,
@@ -106,6 +109,7 @@ pub(crate) fn from_f64(ty: Ty, x: f64) -> u64 {
     }
 }
 
+#[inline]
 fn sext(ty: Ty, bits: u64) -> i64 {
     if ty.width() == 32 {
         bits as u32 as i32 as i64
@@ -114,6 +118,7 @@ fn sext(ty: Ty, bits: u64) -> i64 {
     }
 }
 
+#[inline]
 pub(crate) fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
     match op {
         UnOp::LNot => (a == 0) as u64,
@@ -123,6 +128,7 @@ pub(crate) fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
     }
 }
 
+#[inline]
 pub(crate) fn binary(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
     if ty.is_float() && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::LAnd | BinOp::LOr) {
         let (x, y) = (to_f64(ty, a), to_f64(ty, b));
@@ -161,6 +167,7 @@ pub(crate) fn binary(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
     r & mask
 }
 
+#[inline]
 pub(crate) fn compare(op: CmpOp, ty: Ty, a: u64, b: u64) -> u64 {
     use std::cmp::Ordering;
     let ord = if ty.is_float() {
@@ -183,6 +190,7 @@ pub(crate) fn compare(op: CmpOp, ty: Ty, a: u64, b: u64) -> u64 {
     r as u64
 }
 
+#[inline]
 pub(crate) fn convert(from: Ty, to: Ty, a: u64) -> u64 {
     if from == to {
         return a;
