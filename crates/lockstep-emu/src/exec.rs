@@ -31,6 +31,7 @@ pub(crate) struct Ctx<'a> {
     pub device: &'a [AtomicU64],
     pub constant: &'a [u64],
     pub shared_init: &'a [u64],
+    pub shared_preset: &'a [bool],
     pub private_init: &'a [u64],
     pub group_size: [u32; 3],
     pub num_groups: [u32; 3],
@@ -104,6 +105,8 @@ struct MemState {
     private_cells: usize,
     shared: Vec<u64>,
     sh_shadow: Vec<Shadow>,
+    /// Shadow of shared memory when a group starts.
+    sh_fresh: Vec<Shadow>,
     /// Shadow of the device cells this group touched (sparse: buffers can be large).
     dev: CellMap<DevCell>,
     epoch_shared: u32,
@@ -349,6 +352,11 @@ impl Worker {
                 private_cells: ctx.private_init.len(),
                 shared: ctx.shared_init.to_vec(),
                 sh_shadow: if detect_races { vec![Shadow::EMPTY; ctx.shared_init.len()] } else { Vec::new() },
+                sh_fresh: if detect_races {
+                    ctx.shared_preset.iter().map(|&p| if p { Shadow::INITIALISED } else { Shadow::EMPTY }).collect()
+                } else {
+                    Vec::new()
+                },
                 dev: CellMap::default(),
                 epoch_shared: 0,
                 epoch_device: 0,
@@ -408,9 +416,7 @@ impl Worker {
         }
         self.mem.shared.copy_from_slice(ctx.shared_init);
         if detect_races {
-            // Cells with initial values (static tables) count as written before the group starts.
-            let fresh = if ctx.shared_init.iter().any(|&c| c != 0) { Shadow::INITIALISED } else { Shadow::EMPTY };
-            self.mem.sh_shadow.fill(fresh);
+            self.mem.sh_shadow.copy_from_slice(&self.mem.sh_fresh);
             self.mem.dev.clear();
         }
         // Interval 0 stands for "before the group started" (initialised cells).

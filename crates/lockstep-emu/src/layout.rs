@@ -37,6 +37,8 @@ pub(crate) struct Layout {
     pub device_init: Vec<u64>,
     pub constant: Vec<u64>,
     pub shared_init: Vec<u64>,
+    /// Shared cells that have initial values (count as written before the group starts).
+    pub shared_preset: Vec<bool>,
     /// Private cells of one thread, initialised.
     pub private_init: Vec<u64>,
     pub param_bits: Vec<u64>,
@@ -241,6 +243,7 @@ fn param_elem(f: &Function, param: u32) -> Option<Type> {
 pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64) -> Result<Layout, String> {
     let mut allocs = Vec::new();
     let (mut device_init, mut constant, mut shared_init, mut private_init) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut shared_preset = Vec::new();
     let mut used_buffers = vec![false; launch.buffers.len()];
     let mut used_constants = vec![false; launch.constants.len()];
     let find_buffer = |name: &str, used: &mut Vec<bool>| {
@@ -319,6 +322,9 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         };
         let base = storage.len();
         storage.extend_from_slice(&cells);
+        if class == Class::Shared {
+            shared_preset.extend((0..len).map(|i| (i as usize) < g.init.len()));
+        }
         allocs.push(Alloc { name: g.name.clone(), class, base, len, types, global: Some(GlobalId(gi as u32)), output });
     }
     for l in &f.locals {
@@ -378,7 +384,7 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         ));
     }
     let ids = AllocIds { n_globals: module.globals.len() as u32, n_locals: f.locals.len() as u32 };
-    Ok(Layout { allocs, ids, device_init, constant, shared_init, private_init, param_bits })
+    Ok(Layout { allocs, ids, device_init, constant, shared_init, shared_preset, private_init, param_bits })
 }
 
 /// Writes cells as little-endian bytes of their types (the inverse of `file = ...`).

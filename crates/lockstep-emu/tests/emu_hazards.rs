@@ -317,3 +317,25 @@ fn findings_do_not_depend_on_how_many_cores_ran_the_groups() {
     assert!(runs.iter().all(|r| r == &runs[0]), "{runs:?}");
     assert_eq!(runs[0].0.len(), 5);
 }
+
+#[test]
+fn shared_cells_with_initial_values_count_as_written() {
+    let mut k = Kb::new("tables", [2, 1, 1]);
+    let table = k.shared("table", Type::U32, &[2]);
+    k.m.globals[table.index()].init = vec![Const::Int(5), Const::Int(7)];
+    let scratch = k.shared("scratch", Type::U32, &[2]);
+    let out = k.uav("out", Type::U32, Some(2));
+    let t = k.tid();
+    let l = k.line("out[t] = table[t] + scratch[t];");
+    let a = k.load(table, t);
+    let b_ = k.load(scratch, t);
+    let s = k.add(a, b_);
+    k.store(out, t, s);
+    let b = Built::new(k);
+    let o = b.run([1, 1, 1], &Default::default(), &rr());
+    assert_eq!(
+        b.summary(&o),
+        expect(&[("groupshared-first-read-without-barrier", l, &format!("thread [0,0,0][0,0,0] reads scratch[0] (line {l}), which no thread has written"))])
+    );
+    assert_eq!(o.buffer("out").unwrap().u32s(), vec![5, 7]);
+}
