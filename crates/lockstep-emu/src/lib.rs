@@ -27,9 +27,11 @@
 //! * Race detection (`detect`): shadow state per cell with the last write and
 //!   two readers of the current barrier interval. Shared memory is checked
 //!   per group; device memory per group the same way, and across groups
-//!   deterministically after all groups ran, from each group's first
-//!   accesses to each cell, merged in group order. So findings do not depend
-//!   on which core ran which group.
+//!   from each group's first accesses to each cell, folded in group order as
+//!   groups finish (a group's result waits until the groups before it are
+//!   folded). So findings do not depend on which core ran which group, and
+//!   memory holds only the groups in flight plus one summary per touched
+//!   device cell.
 //! * Fences and wave-level barriers do not order memory for the detector:
 //!   only group-wide barriers (`exec >= Group`) end an interval, for the
 //!   memory spaces they name.
@@ -51,6 +53,7 @@ use lockstep_ir::{FuncId, Module, Type};
 use lockstep_source::SourceDb;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -271,48 +274,22 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         max_steps: config.max_steps,
         abort: &abort,
     };
-    let results = run_groups(&ctx, &p.groups, config);
-
-    let mut events = Events::default();
-    let mut instructions = 0;
-    let mut aborted = false;
-    let mut cross = Events::default();
-    // Cross-group check: earlier groups' first accesses per cell; `epoch` holds the group.
-    let cross_check = config.detect_races && p.groups.len() > 1;
-    let mut seen: exec::CellMap<Summary> = exec::CellMap::default();
-    for (i, r) in results {
-        let glin = linear(p.groups[i], config.groups);
-        instructions += r.instructions;
-        aborted |= r.aborted;
-        events.merge(r.events);
-        if !cross_check {
-            continue;
-        }
-        for (cell, sum) in r.device {
-            let stamped = |rec: detect::Rec| detect::Rec { epoch: glin, ..rec };
-            let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
-            match seen.get_mut(&cell) {
-                Some(prev) => {
-                    for ((later, lk), (earlier, ek)) in prev.conflicts(&mine) {
-                        let alloc = p.layout.allocs.iter().position(|a| a.class == layout::Class::Device && cell as usize >= a.base && (cell as usize) < a.base + a.len as usize).unwrap_or(0);
-                        let base = p.layout.allocs[alloc].base;
-                        cross.add((exec::K_CROSS, later.inst, earlier.inst), || Event::Hazard {
-                            hazard: detect::Hazard::Raw,
-                            device: true,
-                            alloc: alloc as u32,
-                            cell: cell as u64 - base as u64,
-                            later: Who { group: later.epoch, rec: later, kind: lk },
-                            earlier: Some(Who { group: earlier.epoch, rec: earlier, kind: ek }),
-                        });
-                    }
-                    prev.absorb(&mine);
-                }
-                None => {
-                    seen.insert(cell, mine);
-                }
-            }
-        }
-    }
+    let merger = Mutex::new(Merger {
+        groups: &p.groups,
+        dims: config.groups,
+        allocs: &p.layout.allocs,
+        cross_check: config.detect_races && p.groups.len() > 1,
+        pending: BTreeMap::new(),
+        next: 0,
+        events: Events::default(),
+        cross: Events::default(),
+        seen: exec::CellMap::default(),
+        instructions: 0,
+        aborted: false,
+    });
+    run_groups(&ctx, &p.groups, config, &merger);
+    let mut m = merger.into_inner().expect("no worker panics while merging");
+    m.finish();
     let namer = report::Namer {
         db,
         module,
@@ -324,8 +301,8 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         max_steps: config.max_steps,
         inst_block: p.func.inst_blocks(),
     };
-    let mut findings: Vec<Diagnostic> = events.list.iter().map(|(e, n)| namer.diagnostic(e, *n, false)).collect();
-    findings.extend(cross.list.iter().map(|(e, n)| namer.diagnostic(e, *n, true)));
+    let mut findings: Vec<Diagnostic> = m.events.list.iter().map(|(e, n)| namer.diagnostic(e, *n, false)).collect();
+    findings.extend(m.cross.list.iter().map(|(e, n)| namer.diagnostic(e, *n, true)));
     let buffers = p
         .layout
         .allocs
@@ -343,13 +320,82 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         findings,
         buffers,
         stats: Stats {
-            thread_instructions: instructions,
+            thread_instructions: m.instructions,
             groups: p.groups.len() as u64,
             threads: p.groups.len() as u64 * threads_per_group,
             elapsed: started.elapsed(),
         },
-        aborted,
+        aborted: m.aborted,
     })
+}
+
+/// Folds group results in group order as they arrive: memory stays bounded
+/// by the groups in flight, and findings do not depend on which core ran
+/// which group when.
+struct Merger<'a> {
+    groups: &'a [[u32; 3]],
+    dims: [u32; 3],
+    allocs: &'a [layout::Alloc],
+    cross_check: bool,
+    /// Results that arrived before an earlier group's.
+    pending: BTreeMap<usize, GroupResult>,
+    next: usize,
+    events: Events,
+    /// Conflicts between groups on device memory.
+    cross: Events,
+    /// Earlier groups' first accesses per device cell; `epoch` holds the group.
+    seen: exec::CellMap<Summary>,
+    instructions: u64,
+    aborted: bool,
+}
+
+impl Merger<'_> {
+    fn push(&mut self, i: usize, r: GroupResult) {
+        self.pending.insert(i, r);
+        while let Some(r) = self.pending.remove(&self.next) {
+            self.fold(self.next, r);
+            self.next += 1;
+        }
+    }
+
+    /// Folds what is left (groups after a gap, when a run stopped early).
+    fn finish(&mut self) {
+        while let Some((i, r)) = self.pending.pop_first() {
+            self.fold(i, r);
+        }
+    }
+
+    fn fold(&mut self, i: usize, r: GroupResult) {
+        let glin = linear(self.groups[i], self.dims);
+        self.instructions += r.instructions;
+        self.aborted |= r.aborted;
+        self.events.merge(r.events);
+        if !self.cross_check {
+            return;
+        }
+        for (cell, sum) in r.device {
+            let stamped = |rec: detect::Rec| detect::Rec { epoch: glin, ..rec };
+            let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
+            let Some(prev) = self.seen.get_mut(&cell) else {
+                self.seen.insert(cell, mine);
+                continue;
+            };
+            for ((later, lk), (earlier, ek)) in prev.conflicts(&mine) {
+                let c = cell as usize;
+                let alloc = self.allocs.iter().position(|a| a.class == layout::Class::Device && c >= a.base && c < a.base + a.len as usize).unwrap_or(0);
+                let base = self.allocs[alloc].base as u64;
+                self.cross.add((exec::K_CROSS, later.inst, earlier.inst), || Event::Hazard {
+                    hazard: detect::Hazard::Raw,
+                    device: true,
+                    alloc: alloc as u32,
+                    cell: cell as u64 - base,
+                    later: Who { group: later.epoch, rec: later, kind: lk },
+                    earlier: Some(Who { group: earlier.epoch, rec: earlier, kind: ek }),
+                });
+            }
+            prev.absorb(&mine);
+        }
+    }
 }
 
 fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupResult {
@@ -361,14 +407,12 @@ fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupR
     }
 }
 
-/// Runs every group, in parallel; results come back in `groups` order, with
-/// their index there (groups after an abort are missing).
-fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<(usize, GroupResult)> {
+/// Runs every group, in parallel, handing each result to the merger.
+fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig, merger: &Mutex<Merger>) {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let workers = if config.threads == 0 { cores } else { config.threads }.min(groups.len()).max(1);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<GroupResult>>> = groups.iter().map(|_| Mutex::new(None)).collect();
     let work = || {
         let mut w = Worker::new(ctx, config.detect_races);
         loop {
@@ -377,7 +421,7 @@ fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<(usize,
                 break;
             }
             let r = run_one(&mut w, ctx, config.detect_races, groups[i]);
-            *slots[i].lock().expect("no worker panics while holding it") = Some(r);
+            merger.lock().expect("no worker panics while merging").push(i, r);
             done.fetch_add(1, Ordering::Relaxed);
         }
     };
@@ -392,7 +436,6 @@ fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig) -> Vec<(usize,
             }
         }
     });
-    slots.into_iter().enumerate().filter_map(|(i, m)| m.into_inner().expect("workers finished").map(|r| (i, r))).collect()
 }
 
 /// Draws a progress bar once the run has taken a second.
