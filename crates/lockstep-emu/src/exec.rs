@@ -10,7 +10,9 @@
 //! random picks a random ready thread and runs it for a random quantum of
 //! 1 to 64 instructions, so interleavings differ between seeds.
 //! When all threads are parked, pending wave operations execute (per wave,
-//! among the lanes waiting at the same instruction); when only barriers are
+//! among the lanes waiting at the same instruction, holding one back while
+//! lanes that can still reach it are parked elsewhere, so diverged lanes
+//! reconverge before a wave operation after the branch); when only barriers are
 //! left, the group is released (reporting divergence if not every thread
 //! waits at the same barrier).
 
@@ -487,9 +489,19 @@ impl Worker {
         let mut lanes: Vec<usize> = Vec::with_capacity(ws);
         for w0 in (0..self.n).step_by(ws) {
             let w1 = (w0 + ws).min(self.n);
-            // Lanes waiting at the same wave instruction as the first waiting one, until none waits.
-            while let Some(first) = (w0..w1).find(|&t| self.th[t].status == Status::Wave) {
-                let pc = self.th[first].pc;
+            // Lanes waiting at one wave instruction run it together; one instruction per
+            // wave per round, so the lanes it releases run before the next. Among several,
+            // one that no other waiting lane can still reach goes first: lanes behind
+            // catch up, as they reconverge on a GPU.
+            if let Some(first) = (w0..w1).find(|&t| self.th[t].status == Status::Wave) {
+                let mut pc = self.th[first].pc;
+                if let Some(reach) = &ctx.prog.reach {
+                    let waiting = |t: &usize| self.th[*t].status == Status::Wave;
+                    let behind = |q: u32| (w0..w1).filter(waiting).any(|u| self.th[u].pc != q && reach.reaches(self.th[u].pc, q) && !reach.reaches(q, self.th[u].pc));
+                    if let Some(t) = (w0..w1).filter(waiting).find(|&t| !behind(self.th[t].pc)) {
+                        pc = self.th[t].pc;
+                    }
+                }
                 lanes.clear();
                 lanes.extend((w0..w1).filter(|&t| self.th[t].status == Status::Wave && self.th[t].pc == pc));
                 self.exec_wave::<T>(ctx, pc, w0, w1, &lanes);

@@ -102,6 +102,44 @@ pub(crate) struct Program {
     /// Loops around each block, outermost first.
     pub block_loops: Vec<Vec<u32>>,
     pub max_loop_depth: usize,
+    /// Which code can still reach which, for wave reconvergence (None without wave ops).
+    pub reach: Option<Reach>,
+}
+
+/// Reachability between code slots, so lanes of a wave that diverged run a
+/// wave operation together once the lanes behind have caught up.
+pub(crate) struct Reach {
+    code_block: Vec<u32>,
+    /// `strict[a]` has bit `b` when block `b` is reachable from `a` in one or more edges.
+    strict: Vec<Vec<u64>>,
+}
+
+impl Reach {
+    fn new(f: &Function, code_block: Vec<u32>) -> Reach {
+        let nb = f.blocks.len();
+        let words = nb.div_ceil(64);
+        let strict = (0..nb)
+            .map(|a| {
+                let mut bits = vec![0u64; words];
+                let mut stack: Vec<usize> = f.block(BlockId(a as u32)).term.successors().iter().map(|b| b.index()).collect();
+                while let Some(b) = stack.pop() {
+                    if bits[b / 64] & (1 << (b % 64)) != 0 {
+                        continue;
+                    }
+                    bits[b / 64] |= 1 << (b % 64);
+                    stack.extend(f.block(BlockId(b as u32)).term.successors().iter().map(|s| s.index()));
+                }
+                bits
+            })
+            .collect();
+        Reach { code_block, strict }
+    }
+
+    /// True when a thread at code slot `from` can later arrive at `to`.
+    pub fn reaches(&self, from: u32, to: u32) -> bool {
+        let (a, b) = (self.code_block[from as usize] as usize, self.code_block[to as usize] as usize);
+        (a == b && to > from) || self.strict[a][b / 64] & (1 << (b % 64)) != 0
+    }
 }
 
 pub(crate) const NO_INST: u32 = u32::MAX;
@@ -146,6 +184,7 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
     let mut code = Vec::new();
     let mut code_inst = Vec::new();
     let mut code_span = Vec::new();
+    let mut code_block = Vec::new();
     let mut block_pc = vec![0u32; f.blocks.len()];
     // Terminators refer to edges, which need block_pc: patch after layout.
     let mut pending_edges: Vec<(u32, u32)> = Vec::new(); // (from block, to block) per edge id
@@ -235,6 +274,7 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
             code.push(c);
             code_inst.push(d);
             code_span.push(inst.span);
+            code_block.push(b.0);
         }
         let term = match &block.term {
             Terminator::Jump(t) => Code::Jump { edge: new_edge(b, *t, &mut pending_edges) },
@@ -255,6 +295,7 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
             Terminator::Unreachable => Code::Trap(Trap::Unreachable),
         };
         code.push(term);
+        code_block.push(b.0);
         code_inst.push(NO_INST);
         code_span.push(block.cond_span.unwrap_or(block.term_span));
     }
@@ -283,7 +324,9 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
         })
         .collect();
 
+    let has_waves = code.iter().any(|c| matches!(c, Code::Wave { .. }));
     Program {
+        reach: has_waves.then(|| Reach::new(f, code_block)),
         code,
         code_inst,
         code_span,

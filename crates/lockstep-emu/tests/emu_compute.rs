@@ -370,3 +370,59 @@ fn a_fixed_seed_gives_the_same_run_and_seeds_change_the_interleaving() {
     assert!(results.iter().any(|r| r.0 != vec![16]), "some seed loses an update: {:?}", results.iter().map(|r| r.0[0]).collect::<Vec<_>>());
     assert!(results.iter().all(|r| !r.1.is_empty()), "the race is reported under every seed");
 }
+
+#[test]
+fn lane_reads_shuffles_votes_and_matches() {
+    let mut k = Kb::new("lanes", [64, 1, 1]);
+    let names = ["read5", "xor1", "all40", "match4", "first_odd", "prefix_bits", "down3"];
+    let bufs: Vec<GlobalId> = names.iter().map(|n| k.uav(n, Type::U32, Some(64))).collect();
+    k.line("lane ops");
+    let t = k.tid();
+    let t10 = {
+        let ten = k.u32c(10);
+        k.mul(t, ten)
+    };
+    let five = k.u32c(5);
+    let v = k.wave(WaveOp::ReadLane, vec![t10, five], Type::U32);
+    k.store(bufs[0], t, v);
+    let one = k.u32c(1);
+    let v = k.wave(WaveOp::ShuffleXor, vec![t10, one], Type::U32);
+    k.store(bufs[1], t, v);
+    let forty = k.u32c(40);
+    let c = k.cmp(CmpOp::Lt, t, forty);
+    let v = k.wave(WaveOp::AllTrue, vec![c], Type::Bool);
+    let v = k.push(Op::Convert(v), Type::U32);
+    k.store(bufs[2], t, v);
+    let four = k.u32c(4);
+    let m = k.bin(BinOp::Rem, t, four);
+    let v = k.wave(WaveOp::MatchAny, vec![m], Type::U32);
+    k.store(bufs[3], t, v);
+    let odd = k.bin(BinOp::And, t, one);
+    let z = k.u32c(0);
+    let is_odd = k.cmp(CmpOp::Ne, odd, z);
+    let b3 = bufs[4];
+    k.if_then(is_odd, |k| {
+        let f = k.wave(WaveOp::IsFirstLane, vec![], Type::Bool);
+        let f = k.push(Op::Convert(f), Type::U32);
+        k.store(b3, t, f);
+    });
+    let three = k.u32c(3);
+    let m3 = k.bin(BinOp::Rem, t, three);
+    let c3 = k.cmp(CmpOp::Eq, m3, z);
+    let v = k.wave(WaveOp::PrefixCountBits, vec![c3], Type::U32);
+    k.store(bufs[5], t, v);
+    let v = k.wave(WaveOp::ShuffleDown, vec![t10, three], Type::U32);
+    k.store(bufs[6], t, v);
+    let b = Built::new(k);
+    let o = b.run([1, 1, 1], &Default::default(), &RunConfig::default());
+    assert_eq!(b.summary(&o), vec![]);
+    let get = |n: &str| o.buffer(n).unwrap().u32s();
+    let base = |t: u32| t / 32 * 32;
+    assert_eq!(get("read5"), (0..64).map(|t| (base(t) + 5) * 10).collect::<Vec<_>>());
+    assert_eq!(get("xor1"), (0..64).map(|t| (t ^ 1) * 10).collect::<Vec<_>>());
+    assert_eq!(get("all40"), (0..64).map(|t| (t < 32) as u32).collect::<Vec<_>>());
+    assert_eq!(get("match4"), (0..64).map(|t| (0..32).filter(|l| l % 4 == t % 4).fold(0u32, |m, l| m | 1 << l)).collect::<Vec<_>>());
+    assert_eq!(get("first_odd"), (0..64).map(|t| (t % 32 == 1) as u32).collect::<Vec<_>>());
+    assert_eq!(get("prefix_bits"), (0..64).map(|t| (base(t)..t).filter(|u| u % 3 == 0).count() as u32).collect::<Vec<_>>());
+    assert_eq!(get("down3"), (0..64).map(|t| if t % 32 + 3 < 32 { (t + 3) * 10 } else { t * 10 }).collect::<Vec<_>>());
+}

@@ -163,3 +163,70 @@ void main(uint3 tid : SV_GroupThreadID) {
         ]
     );
 }
+
+#[test]
+fn hlsl_control_flow_helpers_and_integer_semantics_match_rust() {
+    let s = compile_src(
+        "cf.hlsl",
+        Lang::Hlsl,
+        r#"RWStructuredBuffer<int> result : register(u0);
+
+int collatz_steps(uint n) {
+    int steps = 0;
+    while (n != 1) {
+        if (steps > 200) break;
+        n = (n & 1) ? 3 * n + 1 : n >> 1;
+        steps++;
+    }
+    return steps;
+}
+
+[numthreads(32, 1, 1)]
+void main(uint3 tid : SV_DispatchThreadID) {
+    int acc = 0;
+    for (int i = 0; i < 10; i++) {
+        if (i == (int)(tid.x % 7)) continue;
+        switch (i % 3) {
+            case 0: acc += i; break;
+            case 1: acc -= 2 * i; break;
+            default: acc ^= i;
+        }
+    }
+    int q = (acc - 17) / 4;
+    int r = (acc - 17) % 4;
+    result[tid.x] = collatz_steps(tid.x + 1) * 1000 + q * 10 + r;
+}
+"#,
+    );
+    let o = s.run("main", "[buffers.result]\nlen = 64\n", RunConfig { groups: [2, 1, 1], ..RunConfig::default() });
+    assert_eq!(s.summary(&o), vec![]);
+    let collatz = |mut n: u32| {
+        let mut steps = 0i32;
+        while n != 1 {
+            if steps > 200 {
+                break;
+            }
+            n = if n & 1 == 1 { 3 * n + 1 } else { n >> 1 };
+            steps += 1;
+        }
+        steps
+    };
+    let want: Vec<i32> = (0..64u32)
+        .map(|t| {
+            let mut acc = 0i32;
+            for i in 0..10i32 {
+                if i == (t % 7) as i32 {
+                    continue;
+                }
+                match i % 3 {
+                    0 => acc += i,
+                    1 => acc -= 2 * i,
+                    _ => acc ^= i,
+                }
+            }
+            // HLSL, like Rust, truncates signed division toward zero.
+            collatz(t + 1) * 1000 + (acc - 17) / 4 * 10 + (acc - 17) % 4
+        })
+        .collect();
+    assert_eq!(o.buffer("result").unwrap().i32s(), want);
+}
