@@ -1,0 +1,233 @@
+//! Memory accesses of a flat kernel and the barrier intervals they fall in.
+//!
+//! An interval starts at the kernel entry or just after a synchronizing
+//! barrier and extends along every path until the next one, following loop
+//! back edges: an access reached from the barrier through a back edge runs
+//! in the next iteration of that loop while other threads may still run the
+//! accesses before the back edge. Two accesses reachable from the same start
+//! can be executed by different threads between the same two barrier
+//! instances, which is the only way they can race within a group.
+
+use lockstep_analysis::Cfg;
+use lockstep_ir::{BlockId, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
+use std::collections::HashSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// A read-modify-write; races with plain accesses, never with other atomics.
+    Atomic,
+}
+
+impl AccessKind {
+    pub fn writes(self) -> bool {
+        self != AccessKind::Read
+    }
+}
+
+/// Which memory an access touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    Shared,
+    Device,
+}
+
+/// The allocation an access addresses; different allocations never overlap
+/// (kernel pointer parameters are assumed not to alias each other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Alloc {
+    Global(GlobalId),
+    Param(u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub inst: Value,
+    pub block: BlockId,
+    pub pos: usize,
+    pub kind: AccessKind,
+    pub space: Space,
+    pub alloc: Alloc,
+    pub index: Value,
+}
+
+/// Classifies a memory reference; None for private, read-only and
+/// untraceable pointer memory, which this analysis does not model.
+pub fn classify(module: &Module, m: &MemRef) -> Option<(Space, Alloc)> {
+    match m.root {
+        Root::Global(g) => {
+            let global = module.globals.get(g.index())?;
+            let space = match global.kind {
+                GlobalKind::GroupShared | GlobalKind::DynamicShared => Space::Shared,
+                GlobalKind::Uav | GlobalKind::DeviceVar => Space::Device,
+                GlobalKind::ReadOnly | GlobalKind::Constant => return None,
+            };
+            Some((space, Alloc::Global(g)))
+        }
+        Root::Param(p) => match m.space {
+            MemSpace::Shared => Some((Space::Shared, Alloc::Param(p))),
+            MemSpace::Device | MemSpace::Unknown => Some((Space::Device, Alloc::Param(p))),
+            MemSpace::Private | MemSpace::Constant => None,
+        },
+        Root::Local(_) | Root::Ptr(_) => None,
+    }
+}
+
+pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access> {
+    let mut out = Vec::new();
+    for &b in &cfg.rpo {
+        for (pos, &v) in f.block(b).insts.iter().enumerate() {
+            let (kind, m) = match &f.inst(v).op {
+                Op::Load(m) => (AccessKind::Read, m),
+                Op::Store(m, _) => (AccessKind::Write, m),
+                Op::Atomic(lockstep_ir::AtomicOp::Load, m, _) => (AccessKind::Read, m),
+                Op::Atomic(_, m, _) => (AccessKind::Atomic, m),
+                _ => continue,
+            };
+            if let Some((space, alloc)) = classify(module, m) {
+                out.push(Access { inst: v, block: b, pos, kind, space, alloc, index: m.index });
+            }
+        }
+    }
+    out
+}
+
+/// Per loop of the function (index into `cfg.loops`): back-edge crossings
+/// since the interval start, or since the path entered the loop when the
+/// start is outside it: 0, 1, [`MANY`] (twice or more), or [`NOT_IN`] (the
+/// path has not entered the loop).
+pub type Offsets = Vec<u8>;
+pub const MANY: u8 = 2;
+pub const NOT_IN: u8 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Start {
+    Entry,
+    After(Value),
+}
+
+#[derive(Clone, Debug)]
+pub struct Interval {
+    pub start: Start,
+    /// (access index, offsets) for every access the interval reaches.
+    pub members: Vec<(usize, Offsets)>,
+}
+
+/// Where each instruction sits: (block, position).
+pub struct Positions {
+    at: Vec<Option<(BlockId, usize)>>,
+}
+
+impl Positions {
+    pub fn new(f: &Function) -> Positions {
+        let mut at = vec![None; f.insts.len()];
+        for b in f.block_ids() {
+            for (i, &v) in f.block(b).insts.iter().enumerate() {
+                at[v.index()] = Some((b, i));
+            }
+        }
+        Positions { at }
+    }
+    pub fn of(&self, v: Value) -> Option<(BlockId, usize)> {
+        self.at.get(v.index()).copied().flatten()
+    }
+}
+
+/// The intervals between barriers for which `ends` holds.
+pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool) -> Vec<Interval> {
+    let mut by_inst = std::collections::HashMap::new();
+    for (i, a) in accesses.iter().enumerate() {
+        by_inst.insert(a.inst, i);
+    }
+    let mut starts = vec![(Start::Entry, BlockId(0), 0usize)];
+    for &b in &cfg.rpo {
+        for (i, &v) in f.block(b).insts.iter().enumerate() {
+            if ends(v) {
+                starts.push((Start::After(v), b, i + 1));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (start, block, from) in starts {
+        if f.blocks.is_empty() {
+            break;
+        }
+        let mut init = vec![NOT_IN; cfg.loops.len()];
+        if start != Start::Entry {
+            for &l in &cfg.loops_of[block.index()] {
+                init[l] = 0;
+            }
+        }
+        let mut members: Vec<(usize, Offsets)> = Vec::new();
+        let mut seen: HashSet<(BlockId, Offsets)> = HashSet::new();
+        let mut work: Vec<(BlockId, usize, Offsets)> = vec![(block, from, init)];
+        while let Some((b, from, off)) = work.pop() {
+            let insts = &f.block(b).insts;
+            let mut stopped = false;
+            for &v in insts.iter().skip(from) {
+                if ends(v) {
+                    stopped = true;
+                    break;
+                }
+                if let Some(&ai) = by_inst.get(&v) {
+                    if !members.iter().any(|(m, o)| *m == ai && *o == off) {
+                        members.push((ai, off.clone()));
+                    }
+                }
+            }
+            if stopped {
+                continue;
+            }
+            for &s in &cfg.succs[b.index()] {
+                let mut next = off.clone();
+                for (k, l) in cfg.loops.iter().enumerate() {
+                    if s != l.header {
+                        continue;
+                    }
+                    if l.blocks.binary_search(&b).is_ok() {
+                        next[k] = if next[k] == NOT_IN { MANY } else { (next[k] + 1).min(MANY) };
+                    } else {
+                        next[k] = 0;
+                    }
+                }
+                if seen.insert((s, next.clone())) {
+                    work.push((s, 0, next));
+                }
+            }
+        }
+        out.push(Interval { start, members });
+    }
+    out
+}
+
+/// Whether `to` can execute after `from` in the same thread without passing
+/// an instruction for which `stop` holds (`from` itself is not tested;
+/// `from == to` asks whether a loop brings the thread back).
+pub fn reaches(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value, stop: &dyn Fn(Value) -> bool) -> bool {
+    let (Some((fb, fi)), Some(_)) = (pos.of(from), pos.of(to)) else { return false };
+    let mut seen = vec![false; f.blocks.len()];
+    let mut work: Vec<(BlockId, usize)> = vec![(fb, fi + 1)];
+    while let Some((b, start)) = work.pop() {
+        let mut stopped = false;
+        for &v in f.block(b).insts.iter().skip(start) {
+            if v == to {
+                return true;
+            }
+            if stop(v) {
+                stopped = true;
+                break;
+            }
+        }
+        if stopped {
+            continue;
+        }
+        for &s in &cfg.succs[b.index()] {
+            if !seen[s.index()] {
+                seen[s.index()] = true;
+                work.push((s, 0));
+            }
+        }
+    }
+    false
+}

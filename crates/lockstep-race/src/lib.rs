@@ -1,0 +1,473 @@
+//! Static race detection between barriers.
+//!
+//! [`analyze`] finds, for one flat kernel, pairs of memory accesses that two
+//! different threads can make to the same cell with nothing ordering them:
+//! within a group, between the same two barrier instances (loop back edges
+//! included); across groups, anywhere in the dispatch. Accesses are grouped
+//! by allocation and interval before any pair is examined, and each pair is
+//! decided by [`sym::Query`], which solves for a witness pair of threads.
+//!
+//! [`may_conflict_across`] answers the narrower question the dead-barrier
+//! engine's precise mode needs.
+
+pub mod intervals;
+pub mod solver;
+pub mod sym;
+
+use intervals::{collect_accesses, intervals, reaches, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY};
+use lockstep_analysis::{Cfg, Level, Uniformity};
+use lockstep_ir::{Barrier, Function, Module, Op, Scope, Value};
+use std::collections::{BTreeMap, HashSet};
+use sym::{Kernel, Mode, Query, Side, Witness};
+
+/// An iteration offset meaning "some later iteration".
+pub use intervals::MANY as MANY_ITERATIONS;
+
+/// The rules this analysis reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    SharedRaw,
+    SharedWar,
+    SharedWaw,
+    SharedFirstRead,
+    RwBufferNotCoherent,
+    GlobalNoThreadfence,
+    DeviceRace,
+    FenceWithoutSync,
+}
+
+impl Rule {
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::SharedRaw => "groupshared-write-then-no-barrier-read",
+            Rule::SharedWar => "groupshared-read-then-no-barrier-write",
+            Rule::SharedWaw => "groupshared-write-write-race",
+            Rule::SharedFirstRead => "groupshared-first-read-without-barrier",
+            Rule::RwBufferNotCoherent => "rwbuffer-store-without-globallycoherent",
+            Rule::GlobalNoThreadfence => "global-store-without-threadfence",
+            Rule::DeviceRace => "device-memory-race",
+            Rule::FenceWithoutSync => "fence-without-sync",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hazard {
+    Raw,
+    War,
+    Waw,
+}
+
+impl Hazard {
+    pub fn short(self) -> &'static str {
+        match self {
+            Hazard::Raw => "RAW",
+            Hazard::War => "WAR",
+            Hazard::Waw => "WAW",
+        }
+    }
+}
+
+/// One access of a finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    pub inst: Value,
+    pub kind: AccessKind,
+    /// Back edges crossed since the interval start (loop-carried hazards), for the innermost loop that differs.
+    pub iteration: Option<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: Rule,
+    /// None for a read of memory no thread has written yet.
+    pub hazard: Option<Hazard>,
+    pub alloc: Alloc,
+    /// The access that comes second (the primary span).
+    pub later: At,
+    /// The conflicting access.
+    pub earlier: Option<At>,
+    /// Witness threads: `threads[0]` runs `later`, `threads[1]` runs `earlier`.
+    pub witness: Option<Witness>,
+    /// The fence that was used where a synchronizing barrier was needed.
+    pub fence: Option<Value>,
+    /// WAW where both stores write the same group-uniform value.
+    pub same_value: bool,
+    /// For cross-group read-after-write: whether a device-scope fence is on every path between.
+    pub fenced: bool,
+    /// Whether the allocation is `globallycoherent` / `volatile`.
+    pub coherent: bool,
+}
+
+fn barrier(f: &Function, v: Value) -> Option<&Barrier> {
+    match &f.inst(v).op {
+        Op::Barrier(b, _) => Some(b),
+        _ => None,
+    }
+}
+
+/// Ends a group interval for `space`: every thread of the group waits and the space is ordered.
+fn group_sync(f: &Function, v: Value, space: Space) -> bool {
+    barrier(f, v).is_some_and(|b| b.exec >= Scope::Group && b.spaces.contains(mem_space(space)))
+}
+
+fn grid_sync(f: &Function, v: Value) -> bool {
+    barrier(f, v).is_some_and(|b| b.exec >= Scope::Device)
+}
+
+fn mem_space(s: Space) -> lockstep_ir::MemSpace {
+    match s {
+        Space::Shared => lockstep_ir::MemSpace::Shared,
+        Space::Device => lockstep_ir::MemSpace::Device,
+    }
+}
+
+fn alloc_len(module: &Module, a: Alloc) -> Option<u64> {
+    match a {
+        Alloc::Global(g) => {
+            let g = module.global(g);
+            // Dynamic shared memory and unsized buffers have no useful bound.
+            g.len.filter(|&n| n > 0 && g.kind != lockstep_ir::GlobalKind::DynamicShared)
+        }
+        Alloc::Param(_) => None,
+    }
+}
+
+struct Ctx<'a> {
+    module: &'a Module,
+    f: &'a Function,
+    cfg: &'a Cfg,
+    uni: &'a Uniformity,
+    k: Kernel<'a>,
+    acc: Vec<Access>,
+    pos: Positions,
+    after_atomic: Vec<bool>,
+    /// Unordered instruction pairs already reported.
+    done: HashSet<(Value, Value)>,
+    out: Vec<Finding>,
+}
+
+/// Finds the races of one flat kernel.
+pub fn analyze(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> Vec<Finding> {
+    let group_size = f.entry.as_ref().and_then(|e| e.group_size);
+    let acc = collect_accesses(module, f, cfg);
+    if acc.is_empty() {
+        return Vec::new();
+    }
+    let mut cx = Ctx { module, f, cfg, uni, after_atomic: after_atomic(f, cfg), k: Kernel::new(f, cfg, uni, group_size), pos: Positions::new(f), acc, done: HashSet::new(), out: Vec::new() };
+    cx.group_pass(Space::Shared);
+    cx.first_reads();
+    cx.group_pass(Space::Device);
+    cx.cross_group_pass();
+    cx.out
+}
+
+/// Members of an interval by allocation, for one space.
+fn by_alloc<'i>(acc: &[Access], iv: &'i Interval, space: Space) -> BTreeMap<Alloc, Vec<&'i (usize, Offsets)>> {
+    let mut m: BTreeMap<Alloc, Vec<&(usize, Offsets)>> = BTreeMap::new();
+    for member in &iv.members {
+        let a = &acc[member.0];
+        if a.space == space {
+            m.entry(a.alloc).or_default().push(member);
+        }
+    }
+    m
+}
+
+fn may_race(x: &Access, y: &Access) -> bool {
+    (x.kind.writes() || y.kind.writes()) && !(x.kind == AccessKind::Atomic && y.kind == AccessKind::Atomic)
+}
+
+fn hazard(earlier: AccessKind, later: AccessKind) -> Hazard {
+    match (earlier.writes(), later.writes()) {
+        (true, false) => Hazard::Raw,
+        (false, true) => Hazard::War,
+        _ => Hazard::Waw,
+    }
+}
+
+/// The innermost loop offset where two offset vectors differ.
+fn carried(a: &[u8], b: &[u8]) -> Option<(u8, u8)> {
+    a.iter().zip(b).rev().find(|(x, y)| x != y && **x <= MANY && **y <= MANY).map(|(&x, &y)| (x, y))
+}
+
+impl Ctx<'_> {
+    /// Orders two members of one interval: (earlier, later).
+    fn order<'m>(&self, x: &'m (usize, Offsets), y: &'m (usize, Offsets)) -> (&'m (usize, Offsets), &'m (usize, Offsets)) {
+        let key = |m: &(usize, Offsets)| {
+            let a = &self.acc[m.0];
+            (m.1.clone(), self.cfg.rpo_index[a.block.index()], a.pos)
+        };
+        if key(x) <= key(y) {
+            (x, y)
+        } else {
+            (y, x)
+        }
+    }
+
+    fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
+        let len = alloc_len(self.module, l.0.alloc);
+        let q = Query {
+            k: &self.k,
+            mode,
+            sides: [
+                Side { block: l.0.block, index: l.0.index, offsets: l.1.to_vec() },
+                Side { block: e.0.block, index: e.0.index, offsets: e.1.to_vec() },
+            ],
+            len,
+        };
+        q.conflict()
+    }
+
+    fn coherent(&self, a: Alloc) -> bool {
+        match a {
+            Alloc::Global(g) => self.module.global(g).coherent,
+            Alloc::Param(_) => false,
+        }
+    }
+
+    fn same_value(&self, e: &Access, l: &Access, need: Level) -> bool {
+        let stored = |a: &Access| match &self.f.inst(a.inst).op {
+            Op::Store(_, v) => Some(*v),
+            _ => None,
+        };
+        match (stored(e), stored(l)) {
+            (Some(x), Some(y)) => {
+                let same = x == y || matches!((self.f.as_int(x), self.f.as_int(y)), (Some(p), Some(q)) if p == q);
+                same && self.uni.level(x) >= need && self.uni.level(y) >= need
+            }
+            _ => false,
+        }
+    }
+
+    fn at(&self, a: &Access, iteration: Option<u8>) -> At {
+        At { inst: a.inst, kind: a.kind, iteration }
+    }
+
+    /// Races between threads of one group within one barrier interval.
+    fn group_pass(&mut self, space: Space) {
+        let f = self.f;
+        let ends = |v: Value| group_sync(f, v, space);
+        let ivs = intervals(f, self.cfg, &self.acc, &ends);
+        let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
+        for iv in &ivs {
+            for members in by_alloc(&self.acc, iv, space).values() {
+                for i in 0..members.len() {
+                    for j in i..members.len() {
+                        let (em, lm) = self.order(members[i], members[j]);
+                        let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
+                        if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
+                            continue;
+                        }
+                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        self.done.insert(pair(e.inst, l.inst));
+                        let hz = hazard(e.kind, l.kind);
+                        let (it_l, it_e) = match carried(&lm.1, &em.1) {
+                            Some((x, y)) if x < MANY && y < MANY => (Some(x), Some(y)),
+                            Some(_) => (Some(MANY), Some(0)),
+                            None => (None, None),
+                        };
+                        let fence = fences.iter().copied().find(|&fv| {
+                            let pos = &self.pos;
+                            reaches(f, self.cfg, pos, e.inst, fv, &ends) && reaches(f, self.cfg, pos, fv, l.inst, &ends)
+                        });
+                        let rule = match (space, fence, hz) {
+                            (Space::Device, _, _) => Rule::DeviceRace,
+                            (_, Some(_), _) => Rule::FenceWithoutSync,
+                            (_, None, Hazard::War) if iv.start == Start::Entry => Rule::SharedFirstRead,
+                            (_, None, Hazard::Raw) => Rule::SharedRaw,
+                            (_, None, Hazard::War) => Rule::SharedWar,
+                            (_, None, Hazard::Waw) => Rule::SharedWaw,
+                        };
+                        let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Group);
+                        self.out.push(Finding {
+                            rule,
+                            hazard: Some(hz),
+                            alloc: l.alloc,
+                            later: self.at(l, it_l),
+                            earlier: Some(self.at(e, it_e)),
+                            witness: Some(w),
+                            fence: if space == Space::Shared { fence } else { None },
+                            same_value,
+                            fenced: false,
+                            coherent: self.coherent(l.alloc),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Shared reads before the first barrier that no earlier write of the
+    /// same allocation can have initialized.
+    fn first_reads(&mut self) {
+        let f = self.f;
+        let ends = |v: Value| group_sync(f, v, Space::Shared);
+        let ivs = intervals(f, self.cfg, &self.acc, &ends);
+        let Some(entry) = ivs.iter().find(|i| i.start == Start::Entry) else { return };
+        let reported: HashSet<Value> = self.out.iter().filter(|x| x.rule == Rule::SharedFirstRead).map(|x| x.later.inst).collect();
+        let mut seen = HashSet::new();
+        for (ai, _) in &entry.members {
+            let r = &self.acc[*ai];
+            if r.space != Space::Shared || r.kind != AccessKind::Read || reported.contains(&r.inst) || !seen.insert(r.inst) {
+                continue;
+            }
+            let initialized = entry.members.iter().any(|(wi, _)| {
+                let w = &self.acc[*wi];
+                w.alloc == r.alloc && w.kind.writes() && reaches(f, self.cfg, &self.pos, w.inst, r.inst, &ends)
+            });
+            if !initialized {
+                self.out.push(Finding {
+                    rule: Rule::SharedFirstRead,
+                    hazard: None,
+                    alloc: r.alloc,
+                    later: self.at(r, None),
+                    earlier: None,
+                    witness: None,
+                    fence: None,
+                    same_value: false,
+                    fenced: false,
+                    coherent: false,
+                });
+            }
+        }
+    }
+
+    /// Races between threads of different groups: nothing but a grid barrier
+    /// orders them, unless an atomic protocol does (then only the fence or
+    /// qualifier that publishes the data is checked).
+    fn cross_group_pass(&mut self) {
+        let f = self.f;
+        let cfg = self.cfg;
+        let ends = |v: Value| grid_sync(f, v);
+        let ivs = intervals(f, cfg, &self.acc, &ends);
+        let hlsl = self.module.collective_fences;
+        let atomic_or_grid = |v: Value| grid_sync(f, v) || matches!(f.inst(v).op, Op::Atomic(..));
+        let device_fence = |v: Value| grid_sync(f, v) || barrier(f, v).is_some_and(|b| b.mem >= Scope::Device && b.spaces.contains(lockstep_ir::MemSpace::Device));
+        for iv in &ivs {
+            for members in by_alloc(&self.acc, iv, Space::Device).values() {
+                for i in 0..members.len() {
+                    for j in i..members.len() {
+                        let (em, lm) = self.order(members[i], members[j]);
+                        let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
+                        if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
+                            continue;
+                        }
+                        if self.protocol_guarded(e) && self.protocol_guarded(l) {
+                            continue;
+                        }
+                        let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        let hz = hazard(e.kind, l.kind);
+                        let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
+                        let synced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &atomic_or_grid);
+                        let fenced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &device_fence);
+                        let coherent = self.coherent(l.alloc);
+                        let raw = hz == Hazard::Raw && e.kind == AccessKind::Write;
+                        let publish_rule = if hlsl { Rule::RwBufferNotCoherent } else { Rule::GlobalNoThreadfence };
+                        let rule = if synced {
+                            if raw && !fenced && !(hlsl && coherent) {
+                                publish_rule
+                            } else {
+                                continue;
+                            }
+                        } else if hlsl && raw && ordered && !coherent && !fenced {
+                            Rule::RwBufferNotCoherent
+                        } else {
+                            Rule::DeviceRace
+                        };
+                        self.done.insert(pair(e.inst, l.inst));
+                        let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid);
+                        self.out.push(Finding {
+                            rule,
+                            hazard: Some(hz),
+                            alloc: l.alloc,
+                            later: self.at(l, None),
+                            earlier: Some(self.at(e, None)),
+                            witness: Some(w),
+                            fence: None,
+                            same_value,
+                            fenced,
+                            coherent,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// An access under a branch that depends on per-group data computed after
+    /// an atomic (a "last block done" ticket): the protocol decides which
+    /// group runs it, which this analysis cannot follow, so it stays quiet.
+    fn protocol_guarded(&self, a: &Access) -> bool {
+        self.cfg.control_deps_transitive(a.block).into_iter().any(|c| {
+            let level = self.f.block(c).term.condition().map_or(Level::Grid, |cond| self.uni.level(cond));
+            (Level::Group..Level::Grid).contains(&level) && self.after_atomic[c.index()]
+        })
+    }
+}
+
+/// Blocks whose end some atomic operation can precede.
+fn after_atomic(f: &Function, cfg: &Cfg) -> Vec<bool> {
+    let mut seen = vec![false; f.blocks.len()];
+    let mut work: Vec<lockstep_ir::BlockId> = f.block_ids().filter(|&b| f.block(b).insts.iter().any(|&v| matches!(f.inst(v).op, Op::Atomic(..)))).collect();
+    while let Some(b) = work.pop() {
+        if std::mem::replace(&mut seen[b.index()], true) {
+            continue;
+        }
+        work.extend(cfg.succs[b.index()].iter().copied());
+    }
+    seen
+}
+
+fn pair(a: Value, b: Value) -> (Value, Value) {
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// For the dead-barrier engine's precise mode: can two *different* threads
+/// of one group make access `a` (before a barrier) and access `b` (after it)
+/// to the same cell? Both must be loads, stores or atomics of the same
+/// allocation root; anything else answers true. Group-uniform values are the
+/// same for both threads only where no loop can put them in different
+/// iterations, so the answer holds for any placement of the barrier.
+pub fn may_conflict_across(f: &Function, cfg: &Cfg, a: Value, b: Value, group_size: Option<[u32; 3]>) -> bool {
+    let uni = Uniformity::analyze(f, cfg);
+    ConflictOracle::new(f, cfg, &uni, group_size).may_conflict(a, b)
+}
+
+/// [`may_conflict_across`] with the uniformity analysis computed once per function.
+pub struct ConflictOracle<'a> {
+    k: Kernel<'a>,
+    blocks: Vec<Option<lockstep_ir::BlockId>>,
+}
+
+impl<'a> ConflictOracle<'a> {
+    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>) -> ConflictOracle<'a> {
+        let group_size = group_size.or_else(|| f.entry.as_ref().and_then(|e| e.group_size));
+        ConflictOracle { k: Kernel::new(f, cfg, uni, group_size), blocks: f.inst_blocks() }
+    }
+
+    pub fn may_conflict(&self, a: Value, b: Value) -> bool {
+        let f = self.k.f;
+        let get = |v: Value| f.insts.get(v.index()).and_then(|i| i.op.mem_ref().copied());
+        let (Some(ma), Some(mb)) = (get(a), get(b)) else { return true };
+        if ma.root != mb.root {
+            // Different roots of kinds we can name never overlap; pointers may.
+            return matches!(ma.root, lockstep_ir::Root::Ptr(_)) || matches!(mb.root, lockstep_ir::Root::Ptr(_));
+        }
+        if matches!(ma.root, lockstep_ir::Root::Ptr(_)) {
+            return true;
+        }
+        let (Some(ba), Some(bb)) = (self.blocks[a.index()], self.blocks[b.index()]) else { return true };
+        let q = Query {
+            k: &self.k,
+            mode: Mode::SameGroup,
+            sides: [Side { block: bb, index: mb.index, offsets: Vec::new() }, Side { block: ba, index: ma.index, offsets: Vec::new() }],
+            len: None,
+        };
+        q.conflict().is_some()
+    }
+}

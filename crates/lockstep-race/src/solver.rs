@@ -1,0 +1,695 @@
+//! A small integer feasibility solver for the address questions the race
+//! analysis asks: linear equalities, inequalities and disequalities over
+//! bounded variables (thread ids, iteration counts) and unbounded ones
+//! (group-uniform symbols), plus functional constraints (`y = a ^ b`,
+//! `y = a % b`, …) that are evaluated once their arguments are known.
+//!
+//! The search enumerates small finite domains with bounds propagation and
+//! finishes with Gaussian elimination over the unbounded rest. Whatever it
+//! cannot decide it answers "feasible, not exact": callers treat that as a
+//! possible race, so the solver may over-approximate but never misses one.
+
+/// Bounds at or beyond this magnitude mean "unbounded".
+pub const INF: i128 = 1 << 100;
+
+pub type Var = usize;
+
+/// `sum(coef * var) + k`, terms sorted by variable, no zero coefficients.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Lin {
+    pub terms: Vec<(Var, i128)>,
+    pub k: i128,
+}
+
+fn clamp(x: i128) -> i128 {
+    x.clamp(-INF, INF)
+}
+
+impl Lin {
+    pub fn konst(k: i128) -> Lin {
+        Lin { terms: Vec::new(), k }
+    }
+    pub fn var(v: Var) -> Lin {
+        Lin { terms: vec![(v, 1)], k: 0 }
+    }
+    pub fn as_const(&self) -> Option<i128> {
+        self.terms.is_empty().then_some(self.k)
+    }
+    pub fn add(&self, o: &Lin) -> Lin {
+        let mut terms = Vec::with_capacity(self.terms.len() + o.terms.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.terms.len() || j < o.terms.len() {
+            let a = self.terms.get(i);
+            let b = o.terms.get(j);
+            match (a, b) {
+                (Some(&(va, ca)), Some(&(vb, cb))) if va == vb => {
+                    let c = clamp(ca + cb);
+                    if c != 0 {
+                        terms.push((va, c));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+                (Some(&(va, ca)), Some(&(vb, _))) if va < vb => {
+                    terms.push((va, ca));
+                    i += 1;
+                }
+                (Some(&(va, ca)), None) => {
+                    terms.push((va, ca));
+                    i += 1;
+                }
+                (_, Some(&(vb, cb))) => {
+                    terms.push((vb, cb));
+                    j += 1;
+                }
+                (None, None) => unreachable!("loop condition"),
+            }
+        }
+        Lin { terms, k: clamp(self.k + o.k) }
+    }
+    pub fn scale(&self, c: i128) -> Lin {
+        if c == 0 {
+            return Lin::konst(0);
+        }
+        Lin { terms: self.terms.iter().map(|&(v, x)| (v, clamp(x.saturating_mul(c)))).collect(), k: clamp(self.k.saturating_mul(c)) }
+    }
+    pub fn sub(&self, o: &Lin) -> Lin {
+        self.add(&o.scale(-1))
+    }
+    pub fn plus(&self, k: i128) -> Lin {
+        Lin { terms: self.terms.clone(), k: clamp(self.k + k) }
+    }
+    pub fn coef(&self, v: Var) -> i128 {
+        self.terms.iter().find(|t| t.0 == v).map_or(0, |t| t.1)
+    }
+    /// Replaces `v` by `e`.
+    fn subst(&self, v: Var, e: &Lin) -> Lin {
+        let c = self.coef(v);
+        if c == 0 {
+            return self.clone();
+        }
+        let rest = Lin { terms: self.terms.iter().copied().filter(|t| t.0 != v).collect(), k: self.k };
+        rest.add(&e.scale(c))
+    }
+    /// Value under the current domains, when every variable is fixed.
+    pub fn eval(&self, dom: &[(i128, i128)]) -> Option<i128> {
+        let mut s = self.k;
+        for &(v, c) in &self.terms {
+            let (lo, hi) = dom[v];
+            if lo != hi {
+                return None;
+            }
+            s = clamp(s + c.saturating_mul(lo));
+        }
+        Some(s)
+    }
+    /// Smallest and largest value under the domains (±INF when unbounded).
+    pub fn range(&self, dom: &[(i128, i128)]) -> (i128, i128) {
+        let (mut mn, mut mx) = (self.k, self.k);
+        for &(v, c) in &self.terms {
+            let (lo, hi) = dom[v];
+            let (a, b) = (term(c, lo), term(c, hi));
+            mn = clamp(mn + a.min(b));
+            mx = clamp(mx + a.max(b));
+        }
+        (mn, mx)
+    }
+}
+
+fn term(c: i128, bound: i128) -> i128 {
+    if bound <= -INF || bound >= INF {
+        if (c > 0) == (bound > 0) {
+            INF
+        } else {
+            -INF
+        }
+    } else {
+        clamp(c.saturating_mul(bound))
+    }
+}
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -div_floor(-a, b)
+}
+
+/// Operations of functional constraints, with C semantics on 64-bit values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FnOp {
+    Xor,
+    And,
+    Or,
+    Rem,
+    Div,
+    Shr,
+    Shl,
+    Mul,
+    /// `a * m^n` (a multiplicative induction variable after `n` steps).
+    MulPow(i64),
+    /// `a / m^n` (a dividing induction variable after `n` steps).
+    DivPow(i64),
+}
+
+impl FnOp {
+    /// The result, or None where C leaves it undefined or it overflows.
+    pub fn eval(self, a: i128, b: i128) -> Option<i128> {
+        let (a, b) = (i64::try_from(a).ok()?, i64::try_from(b).ok()?);
+        let r = match self {
+            FnOp::Xor => a ^ b,
+            FnOp::And => a & b,
+            FnOp::Or => a | b,
+            FnOp::Rem => a.checked_rem(b)?,
+            FnOp::Div => a.checked_div(b)?,
+            FnOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+            FnOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
+            FnOp::Mul => a.checked_mul(b)?,
+            FnOp::MulPow(m) => a.checked_mul(m.checked_pow(u32::try_from(b).ok()?)?)?,
+            FnOp::DivPow(m) => match m.checked_pow(u32::try_from(b).ok()?) {
+                Some(p) => a / p,
+                None => 0,
+            },
+        };
+        Some(r as i128)
+    }
+}
+
+/// `out = op(a, b)`.
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub out: Var,
+    pub op: FnOp,
+    pub a: Lin,
+    pub b: Lin,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Problem {
+    /// Domain of each variable.
+    pub dom: Vec<(i128, i128)>,
+    /// Variables the search branches on first (thread ids: fixing them
+    /// usually fixes the rest by propagation).
+    pub first: Vec<bool>,
+    /// `lin == 0`.
+    pub eqs: Vec<Lin>,
+    /// `lin <= 0`.
+    pub les: Vec<Lin>,
+    /// `lin != 0`.
+    pub nes: Vec<Lin>,
+    pub funcs: Vec<Func>,
+    /// Each entry: at least one of the expressions is non-zero (two threads differ).
+    pub distinct: Vec<Vec<Lin>>,
+}
+
+/// The solver's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No assignment satisfies the constraints.
+    Infeasible,
+    /// An assignment (variables left open are `None`); `exact` is false when
+    /// some constraint could not be decided and was assumed satisfiable.
+    Feasible { values: Vec<Option<i128>>, exact: bool },
+}
+
+impl Outcome {
+    pub fn is_feasible(&self) -> bool {
+        !matches!(self, Outcome::Infeasible)
+    }
+}
+
+/// Largest domain enumerated value by value: thread ids up to a full group;
+/// other variables only when small (iteration counts of geometric loops),
+/// the rest is left to elimination at the leaves.
+const ENUM_MAX: i128 = 1 << 12;
+const ENUM_SMALL: i128 = 65;
+/// Search nodes one question may use before answering conservatively.
+pub const DEFAULT_BUDGET: u64 = 200_000;
+
+impl Problem {
+    pub fn new_var(&mut self, lo: i128, hi: i128) -> Var {
+        self.dom.push((lo.max(-INF), hi.min(INF)));
+        self.first.push(false);
+        self.dom.len() - 1
+    }
+    pub fn eq(&mut self, a: &Lin, b: &Lin) {
+        self.eqs.push(a.sub(b));
+    }
+    /// `a <= b`.
+    pub fn le(&mut self, a: &Lin, b: &Lin) {
+        self.les.push(a.sub(b));
+    }
+    pub fn ne(&mut self, a: &Lin, b: &Lin) {
+        self.nes.push(a.sub(b));
+    }
+
+    pub fn solve(&self, budget: u64) -> Outcome {
+        let p = self.without_monotone();
+        let mut left = budget;
+        let relevant = p.relevant();
+        match p.dfs(p.dom.clone(), &relevant, &mut left) {
+            Search::Found(values, exact) => Outcome::Feasible { values, exact },
+            Search::None => Outcome::Infeasible,
+            Search::Exhausted(dom) => Outcome::Feasible { values: fixed_values(&dom), exact: false },
+        }
+    }
+
+    /// A variable that occurs only in `<=` constraints, always with the same
+    /// sign, is best at one end of its domain: fix it there, or drop its
+    /// constraints when that end is unbounded (they can always be met).
+    fn without_monotone(&self) -> Problem {
+        const OTHER: i8 = 2;
+        let mut sign = vec![0i8; self.dom.len()];
+        let mut other = |l: &Lin| l.terms.iter().for_each(|t| sign[t.0] = OTHER);
+        self.eqs.iter().chain(&self.nes).for_each(&mut other);
+        self.distinct.iter().flatten().for_each(&mut other);
+        for f in &self.funcs {
+            other(&f.a);
+            other(&f.b);
+            other(&Lin::var(f.out));
+        }
+        for l in &self.les {
+            for &(v, c) in &l.terms {
+                let s = c.signum() as i8;
+                sign[v] = match sign[v] {
+                    0 => s,
+                    x if x == s => s,
+                    _ => OTHER,
+                };
+            }
+        }
+        let mut p = self.clone();
+        let mut free = vec![false; self.dom.len()];
+        for (v, &s) in sign.iter().enumerate() {
+            let (lo, hi) = self.dom[v];
+            match s {
+                1 if lo > -INF => p.dom[v] = (lo, lo),
+                -1 if hi < INF => p.dom[v] = (hi, hi),
+                1 | -1 => free[v] = true,
+                _ => {}
+            }
+        }
+        p.les.retain(|l| !l.terms.iter().any(|t| free[t.0]));
+        p
+    }
+
+    fn relevant(&self) -> Vec<bool> {
+        let mut r = vec![false; self.dom.len()];
+        let mut mark = |l: &Lin| l.terms.iter().for_each(|t| r[t.0] = true);
+        self.eqs.iter().chain(&self.les).chain(&self.nes).for_each(&mut mark);
+        for f in &self.funcs {
+            mark(&f.a);
+            mark(&f.b);
+            mark(&Lin::var(f.out));
+        }
+        self.distinct.iter().flatten().for_each(&mut mark);
+        r
+    }
+
+    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64) -> Search {
+        if *left == 0 {
+            return Search::Exhausted(dom);
+        }
+        *left -= 1;
+        if !self.propagate(&mut dom) {
+            return Search::None;
+        }
+        // Branch on the smallest finite open domain.
+        let pick = (0..dom.len())
+            .filter(|&v| {
+                let (lo, hi) = dom[v];
+                let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
+                relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
+            })
+            .min_by_key(|&v| (!self.first[v], dom[v].1 - dom[v].0, v));
+        let Some(v) = pick else { return self.leaf(dom) };
+        let (lo, hi) = dom[v];
+        let mut exhausted = None;
+        for x in lo..=hi {
+            let mut d = dom.clone();
+            d[v] = (x, x);
+            match self.dfs(d, relevant, left) {
+                Search::None => {}
+                Search::Exhausted(d) => {
+                    exhausted.get_or_insert(d);
+                    if *left == 0 {
+                        break;
+                    }
+                }
+                found => return found,
+            }
+        }
+        match exhausted {
+            Some(d) => Search::Exhausted(d),
+            None => Search::None,
+        }
+    }
+
+    /// Bounds propagation to a fixed point; false on a contradiction.
+    fn propagate(&self, dom: &mut [(i128, i128)]) -> bool {
+        for _round in 0..64 {
+            let mut changed = false;
+            for e in &self.eqs {
+                match tighten(e, dom, true) {
+                    None => return false,
+                    Some(c) => changed |= c,
+                }
+            }
+            for e in &self.les {
+                match tighten(e, dom, false) {
+                    None => return false,
+                    Some(c) => changed |= c,
+                }
+            }
+            for e in &self.nes {
+                match e.eval(dom) {
+                    Some(0) => return false,
+                    Some(_) => {}
+                    None => {
+                        // One open variable left: cut the excluded value off a domain edge.
+                        let open: Vec<&(Var, i128)> = e.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
+                        if let [&(v, c)] = open.as_slice() {
+                            let rest = e.subst(v, &Lin::konst(0)).eval(dom);
+                            if let Some(r) = rest {
+                                if r % c == 0 {
+                                    let bad = -r / c;
+                                    if dom[v].0 == bad {
+                                        dom[v].0 += 1;
+                                        changed = true;
+                                    } else if dom[v].1 == bad {
+                                        dom[v].1 -= 1;
+                                        changed = true;
+                                    }
+                                    if dom[v].0 > dom[v].1 {
+                                        return false;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            for f in &self.funcs {
+                if let (Some(a), Some(b)) = (f.a.eval(dom), f.b.eval(dom)) {
+                    match f.op.eval(a, b) {
+                        Some(y) => {
+                            let (lo, hi) = dom[f.out];
+                            if y < lo || y > hi {
+                                return false;
+                            }
+                            if lo != hi {
+                                dom[f.out] = (y, y);
+                                changed = true;
+                            }
+                        }
+                        // Undefined (division by zero, huge shift): that execution traps, no access.
+                        None => return false,
+                    }
+                } else if f.op == FnOp::Xor {
+                    // y = a ^ b is invertible: a = y ^ b.
+                    let (o, _) = dom[f.out];
+                    if dom[f.out].0 == dom[f.out].1 {
+                        for (known, open) in [(&f.b, &f.a), (&f.a, &f.b)] {
+                            if let Some(kv) = known.eval(dom) {
+                                if let Some(c) = solve_single(open, o ^ kv, dom) {
+                                    match c {
+                                        Err(()) => return false,
+                                        Ok((v, x)) => {
+                                            if x < dom[v].0 || x > dom[v].1 {
+                                                return false;
+                                            }
+                                            dom[v] = (x, x);
+                                            changed = true;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            for group in &self.distinct {
+                if group.iter().all(|l| l.eval(dom) == Some(0)) {
+                    return false;
+                }
+            }
+            if !changed {
+                return true;
+            }
+        }
+        true
+    }
+
+    /// No small domain is left open: eliminate equalities over the unbounded
+    /// rest, then decide what is decidable.
+    fn leaf(&self, dom: Vec<(i128, i128)>) -> Search {
+        let fix = |l: &Lin| -> Lin {
+            let mut out = Lin::konst(l.k);
+            for &(v, c) in &l.terms {
+                if dom[v].0 == dom[v].1 {
+                    out.k = clamp(out.k + c.saturating_mul(dom[v].0));
+                } else {
+                    out = out.add(&Lin { terms: vec![(v, c)], k: 0 });
+                }
+            }
+            out
+        };
+        let mut p = Problem {
+            dom: dom.clone(),
+            first: self.first.clone(),
+            eqs: self.eqs.iter().map(fix).collect(),
+            les: self.les.iter().map(fix).collect(),
+            nes: self.nes.iter().map(fix).collect(),
+            funcs: Vec::new(),
+            distinct: self.distinct.iter().map(|g| g.iter().map(fix).collect()).collect(),
+        };
+        let mut exact = true;
+        for f in &self.funcs {
+            if f.a.eval(&dom).is_none() || f.b.eval(&dom).is_none() {
+                exact = false;
+            }
+        }
+        // Gaussian elimination on unit coefficients.
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for i in 0..p.eqs.len() {
+                let mut e = p.eqs[i].clone();
+                if e.terms.is_empty() {
+                    if e.k != 0 {
+                        return Search::None;
+                    }
+                    continue;
+                }
+                let g = e.terms.iter().fold(0i128, |g, t| gcd(g, t.1.abs()));
+                if g > 1 {
+                    if e.k % g != 0 {
+                        return Search::None;
+                    }
+                    e = Lin { terms: e.terms.iter().map(|&(v, c)| (v, c / g)).collect(), k: e.k / g };
+                }
+                let Some(&(v, c)) = e.terms.iter().find(|t| t.1.abs() == 1) else { continue };
+                // v = -(e - c*v) / c
+                let rest = e.subst(v, &Lin::konst(0));
+                let expr = rest.scale(-c);
+                let (lo, hi) = p.dom[v];
+                p.eqs.remove(i);
+                let sub = |l: &Lin| l.subst(v, &expr);
+                p.eqs = p.eqs.iter().map(sub).collect();
+                p.les = p.les.iter().map(sub).collect();
+                p.nes = p.nes.iter().map(sub).collect();
+                p.distinct = p.distinct.iter().map(|g| g.iter().map(sub).collect()).collect();
+                if lo > -INF {
+                    p.les.push(Lin::konst(lo).sub(&expr));
+                }
+                if hi < INF {
+                    p.les.push(expr.plus(-hi));
+                }
+                p.dom[v] = (-INF, INF);
+                progress = true;
+                break;
+            }
+        }
+        let mut d = p.dom.clone();
+        if !p.propagate(&mut d) {
+            return Search::None;
+        }
+        // Whatever still has several open variables is assumed satisfiable.
+        let open = |l: &Lin| l.eval(&d).is_none();
+        if p.eqs.iter().chain(&p.les).chain(&p.nes).any(open) {
+            exact = false;
+        }
+        for g in &p.distinct {
+            if g.iter().all(|l| l.as_const() == Some(0)) {
+                return Search::None;
+            }
+            if !g.iter().any(|l| matches!(l.eval(&d), Some(x) if x != 0)) {
+                exact = false;
+            }
+        }
+        let mut values = fixed_values(&dom);
+        for (v, x) in values.iter_mut().enumerate() {
+            if x.is_none() && d[v].0 == d[v].1 {
+                *x = Some(d[v].0);
+            }
+        }
+        Search::Found(values, exact)
+    }
+}
+
+enum Search {
+    Found(Vec<Option<i128>>, bool),
+    None,
+    /// Out of budget; the domains where the search stopped.
+    Exhausted(Vec<(i128, i128)>),
+}
+
+fn fixed_values(dom: &[(i128, i128)]) -> Vec<Option<i128>> {
+    dom.iter().map(|&(lo, hi)| (lo == hi).then_some(lo)).collect()
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// For `l == value` with exactly one open variable of coefficient ±1... or any
+/// coefficient dividing the rest: the variable and its value (Err: no integer
+/// solution). None when there is not exactly one open variable.
+fn solve_single(l: &Lin, value: i128, dom: &[(i128, i128)]) -> Option<Result<(Var, i128), ()>> {
+    let open: Vec<&(Var, i128)> = l.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
+    let [&(v, c)] = open.as_slice() else { return None };
+    let rest = l.subst(v, &Lin::konst(0)).eval(dom)?;
+    let need = value - rest;
+    Some(if need % c == 0 { Ok((v, need / c)) } else { Err(()) })
+}
+
+/// Tightens domains from `e == 0` (or `e <= 0`); None on a contradiction,
+/// Some(changed) otherwise.
+fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
+    let (mn, mx) = e.range(dom);
+    if mn > 0 || (equality && mx < 0) {
+        return None;
+    }
+    let mut changed = false;
+    for &(v, c) in &e.terms {
+        let (lo, hi) = dom[v];
+        let (a, b) = (term(c, lo), term(c, hi));
+        let (tmin, tmax) = (a.min(b), a.max(b));
+        // c*v <= -(mn - tmin)
+        let upper = if mn <= -INF || tmin <= -INF { INF } else { -(mn - tmin) };
+        // c*v >= -(mx - tmax) for equalities
+        let lower = if !equality || mx >= INF || tmax >= INF { -INF } else { -(mx - tmax) };
+        let (mut nlo, mut nhi) = (lo, hi);
+        if c > 0 {
+            if upper < INF {
+                nhi = nhi.min(div_floor(upper, c));
+            }
+            if lower > -INF {
+                nlo = nlo.max(div_ceil(lower, c));
+            }
+        } else {
+            if upper < INF {
+                nlo = nlo.max(div_ceil(upper, c));
+            }
+            if lower > -INF {
+                nhi = nhi.min(div_floor(lower, c));
+            }
+        }
+        if nlo > nhi {
+            return None;
+        }
+        if (nlo, nhi) != (lo, hi) {
+            dom[v] = (nlo, nhi);
+            changed = true;
+        }
+    }
+    Some(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_reduction_pair_is_infeasible() {
+        // tA = tB + s, tA < s, tB < s, tA != tB, t in [0, 63], s free.
+        let mut p = Problem::default();
+        let ta = p.new_var(0, 63);
+        let tb = p.new_var(0, 63);
+        let s = p.new_var(-INF, INF);
+        p.eq(&Lin::var(ta), &Lin::var(tb).add(&Lin::var(s)));
+        p.le(&Lin::var(ta).plus(1), &Lin::var(s));
+        p.le(&Lin::var(tb).plus(1), &Lin::var(s));
+        p.distinct.push(vec![Lin::var(ta).sub(&Lin::var(tb))]);
+        assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
+    }
+
+    #[test]
+    fn neighbour_read_has_an_exact_witness() {
+        // tA = tB + 1 with tA, tB in [0, 7].
+        let mut p = Problem::default();
+        let ta = p.new_var(0, 7);
+        let tb = p.new_var(0, 7);
+        p.eq(&Lin::var(ta), &Lin::var(tb).plus(1));
+        p.distinct.push(vec![Lin::var(ta).sub(&Lin::var(tb))]);
+        match p.solve(DEFAULT_BUDGET) {
+            Outcome::Feasible { values, exact } => {
+                assert!(exact);
+                assert_eq!((values[ta], values[tb]), (Some(1), Some(0)));
+            }
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn xor_partner_and_guard() {
+        // Bitonic step: thread A touches a ^ j only when (a ^ j) > a; B touches b.
+        // b == a ^ j and b's partner b ^ j == a > b contradicts A's guard? Only B's
+        // own cell is tested here: cell(A) = a ^ j = b with a != b is feasible.
+        let mut p = Problem::default();
+        let a = p.new_var(0, 15);
+        let b = p.new_var(0, 15);
+        let j = p.new_var(1, 8);
+        let x = p.new_var(0, 15);
+        p.funcs.push(Func { out: x, op: FnOp::Xor, a: Lin::var(a), b: Lin::var(j) });
+        p.eq(&Lin::var(x), &Lin::var(b));
+        p.le(&Lin::var(a).plus(1), &Lin::var(x)); // a < a ^ j
+        p.le(&Lin::var(b).plus(1), &Lin::var(x)); // b < x = b: impossible
+        p.distinct.push(vec![Lin::var(a).sub(&Lin::var(b))]);
+        assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
+    }
+
+    #[test]
+    fn unbounded_groups_are_eliminated() {
+        // 64*gA + t = 64*gB + t' with t, t' in [0, 63] and (gA, t) != (gB, t').
+        let mut p = Problem::default();
+        let ga = p.new_var(0, INF);
+        let gb = p.new_var(0, INF);
+        let ta = p.new_var(0, 63);
+        let tb = p.new_var(0, 63);
+        p.eq(&Lin::var(ga).scale(64).add(&Lin::var(ta)), &Lin::var(gb).scale(64).add(&Lin::var(tb)));
+        p.distinct.push(vec![Lin::var(ga).sub(&Lin::var(gb)), Lin::var(ta).sub(&Lin::var(tb))]);
+        assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
+    }
+
+    #[test]
+    fn exhausted_budget_is_conservative() {
+        let mut p = Problem::default();
+        let a = p.new_var(0, 100);
+        let b = p.new_var(0, 100);
+        let y = p.new_var(-INF, INF);
+        p.funcs.push(Func { out: y, op: FnOp::Mul, a: Lin::var(a), b: Lin::var(b) });
+        p.eq(&Lin::var(y), &Lin::konst(-1));
+        assert!(p.solve(50).is_feasible());
+        assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
+    }
+}

@@ -1,0 +1,793 @@
+//! Symbolic addresses: index expressions of two accesses, each as seen by
+//! one of two threads, turned into one [`Problem`] whose solutions are the
+//! pairs of different threads that touch the same cell.
+//!
+//! Thread ids are per side; group-uniform values are one shared symbol when
+//! both threads see the same instance of them (same group, same iteration of
+//! every loop around their definition) and two symbols otherwise; loop
+//! headers' induction variables become functions of an iteration count,
+//! which is shared, offset by the number of back edges between the two
+//! accesses (loop-carried hazards), or independent. Guards dominating an
+//! access constrain its side. Anything not modelled is a fresh symbol, so
+//! the answer errs towards "may conflict".
+
+use crate::intervals::{MANY, NOT_IN};
+use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Var, DEFAULT_BUDGET, INF};
+use lockstep_analysis::{Cfg, Level, Uniformity};
+use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
+use std::collections::HashMap;
+
+/// A kernel prepared for address questions.
+pub struct Kernel<'a> {
+    pub f: &'a Function,
+    pub cfg: &'a Cfg,
+    pub uni: &'a Uniformity,
+    pub group_size: Option<[u32; 3]>,
+    /// Upper bound on threads per group when the size is not known.
+    pub max_threads: u32,
+    inst_block: Vec<Option<BlockId>>,
+    /// For each block, the loop (index into `cfg.loops`) it heads.
+    header_of: Vec<Option<usize>>,
+    /// Per axis: whether the kernel mentions the thread (group) axis at all.
+    /// With unknown sizes, an axis the kernel never names is taken to be 1
+    /// thread (group) wide: a kernel written for 1-D launches is launched so.
+    thread_axes: [bool; 3],
+    group_axes: [bool; 3],
+}
+
+impl<'a> Kernel<'a> {
+    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>) -> Kernel<'a> {
+        let mut header_of = vec![None; f.blocks.len()];
+        for (i, l) in cfg.loops.iter().enumerate() {
+            header_of[l.header.index()] = Some(i);
+        }
+        let max_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
+        let (mut thread_axes, mut group_axes) = ([false; 3], [false; 3]);
+        for inst in &f.insts {
+            match inst.op {
+                Op::Builtin(Builtin::LocalId(a) | Builtin::GroupSize(a)) => thread_axes[a as usize % 3] = true,
+                Op::Builtin(Builtin::LocalIndex) => thread_axes = [true; 3],
+                Op::Builtin(Builtin::GroupId(a) | Builtin::NumGroups(a)) => group_axes[a as usize % 3] = true,
+                _ => {}
+            }
+        }
+        // The grid always may have several groups along x.
+        group_axes[0] = true;
+        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes }
+    }
+
+    /// Whether two threads (groups) can differ along an axis.
+    fn wide(&self, mode: Mode, ax: usize) -> bool {
+        match mode {
+            Mode::SameGroup => match self.group_size {
+                Some(g) => g[ax] > 1,
+                None => self.thread_axes[ax],
+            },
+            Mode::CrossGroup => self.group_axes[ax],
+        }
+    }
+
+    fn in_loop(&self, l: usize, b: BlockId) -> bool {
+        self.cfg.loops[l].blocks.binary_search(&b).is_ok()
+    }
+
+    /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
+    pub fn guards(&self, b: BlockId) -> Vec<(Value, bool)> {
+        let mut out = Vec::new();
+        let mut x = b.index();
+        while let Some(d) = self.cfg.dom.idom(x) {
+            if let Terminator::Branch { cond, then_to, else_to } = &self.f.blocks[d].term {
+                if then_to != else_to {
+                    for (succ, pol) in [(*then_to, true), (*else_to, false)] {
+                        if self.cfg.preds[succ.index()].len() == 1 && self.cfg.dominates(succ, b) {
+                            out.push((*cond, pol));
+                        }
+                    }
+                }
+            }
+            x = d;
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Two threads of one group, between the same two barrier instances.
+    SameGroup,
+    /// Two threads of different groups, anywhere in the dispatch.
+    CrossGroup,
+}
+
+/// One side of the question: an access and where it runs.
+#[derive(Clone, Debug)]
+pub struct Side {
+    pub block: BlockId,
+    pub index: Value,
+    /// Back edges crossed per loop (see [`crate::intervals::Offsets`]); empty
+    /// when unknown, which relates two sides only outside every loop.
+    pub offsets: Vec<u8>,
+}
+
+pub struct Query<'k> {
+    pub k: &'k Kernel<'k>,
+    pub mode: Mode,
+    pub sides: [Side; 2],
+    /// Cells in the allocation, when known: accesses stay in bounds.
+    pub len: Option<u64>,
+}
+
+/// Two threads and the cell they both touch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub threads: [[i64; 3]; 2],
+    /// Group ids, for cross-group hazards.
+    pub groups: Option<[[i64; 3]; 2]>,
+    pub cell: Option<i64>,
+    /// False when the solver assumed an undecided constraint satisfiable.
+    pub exact: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rel {
+    Same,
+    /// Side B runs this many iterations after side A.
+    Offset(i64),
+    Independent,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Owner {
+    Shared,
+    Side(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Tid(u8, u8),
+    Gid(Owner, u8),
+    BlockDim(u8),
+    NumGroups(u8),
+    Leaf(Owner, Value),
+    Iter(Owner, usize),
+}
+
+impl Query<'_> {
+    fn rel(&self, l: usize) -> Rel {
+        let k = self.k;
+        let (in_a, in_b) = (k.in_loop(l, self.sides[0].block), k.in_loop(l, self.sides[1].block));
+        let off = |s: usize| self.sides[s].offsets.get(l).copied();
+        match (self.mode, off(0), off(1)) {
+            (Mode::SameGroup, Some(a), Some(b)) if a < MANY && b < MANY => {
+                if a == b {
+                    Rel::Same
+                } else {
+                    Rel::Offset(b as i64 - a as i64)
+                }
+            }
+            (Mode::SameGroup, Some(NOT_IN), Some(NOT_IN)) => Rel::Same,
+            (Mode::SameGroup, Some(_), Some(_)) => Rel::Independent,
+            _ if !in_a && !in_b => Rel::Same,
+            _ => Rel::Independent,
+        }
+    }
+
+    fn needed(&self) -> Level {
+        match self.mode {
+            Mode::SameGroup => Level::Group,
+            Mode::CrossGroup => Level::Grid,
+        }
+    }
+
+    /// Whether both threads see the same instance of a value defined in `b`
+    /// (every loop around it relates the two sides as the same iteration).
+    fn same_instance(&self, b: Option<BlockId>, skip: Option<usize>) -> bool {
+        let Some(b) = b else { return true };
+        // A value of the loop body is one instance only when both accesses are
+        // in the same iteration, or both after the loop (its last iteration).
+        self.k.cfg.loops_of[b.index()].iter().filter(|&&l| Some(l) != skip).all(|&l| {
+            let (in_a, in_b) = (self.k.in_loop(l, self.sides[0].block), self.k.in_loop(l, self.sides[1].block));
+            self.rel(l) == Rel::Same && in_a == in_b
+        })
+    }
+
+    /// Decides whether two different threads can touch the same cell.
+    pub fn conflict(&self) -> Option<Witness> {
+        let mut b = Build { q: self, p: Problem::default(), keys: HashMap::new(), memo: [HashMap::new(), HashMap::new()], fcache: HashMap::new(), linked: Vec::new() };
+        let addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
+        for s in 0..2 {
+            for (c, pol) in self.k.guards(self.sides[s].block) {
+                b.cond(s as u8, c, pol, 0);
+            }
+            if let Some(len) = self.len {
+                b.p.le(&Lin::konst(0), &addr[s]);
+                b.p.le(&addr[s], &Lin::konst(len as i128 - 1));
+            }
+        }
+        b.size_bounds();
+        b.same_cell(&addr[0], &addr[1], 0);
+        b.finish();
+        match b.p.solve(DEFAULT_BUDGET) {
+            Outcome::Infeasible => None,
+            Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
+        }
+    }
+}
+
+struct Build<'q> {
+    q: &'q Query<'q>,
+    p: Problem,
+    keys: HashMap<Key, Var>,
+    memo: [HashMap<Value, Lin>; 2],
+    /// Functional constraints by operation and arguments: equal arguments, one result.
+    fcache: HashMap<(FnOp, Lin, Lin), Var>,
+    /// Loops whose per-side iteration counts are already linked.
+    linked: Vec<usize>,
+}
+
+const MAX_DEPTH: u32 = 48;
+
+impl Build<'_> {
+    fn var(&mut self, key: Key, lo: i128, hi: i128) -> Var {
+        if let Some(&v) = self.keys.get(&key) {
+            return v;
+        }
+        let v = self.p.new_var(lo, hi);
+        self.keys.insert(key, v);
+        v
+    }
+
+    fn tid(&mut self, s: u8, ax: u8) -> Var {
+        let hi = match self.q.k.group_size {
+            Some(g) => g[ax as usize % 3] as i128 - 1,
+            None if !self.q.k.thread_axes[ax as usize % 3] => 0,
+            None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
+            None => self.q.k.max_threads as i128 - 1,
+        };
+        let v = self.var(Key::Tid(s, ax), 0, hi.max(0));
+        self.p.first[v] = true;
+        v
+    }
+
+    fn owner(&self, s: u8, shared: bool) -> Owner {
+        if shared {
+            Owner::Shared
+        } else {
+            Owner::Side(s)
+        }
+    }
+
+    fn func(&mut self, op: FnOp, a: Lin, b: Lin, lo: i128, hi: i128) -> Lin {
+        if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+            if let Some(r) = op.eval(x, y) {
+                return Lin::konst(r);
+            }
+        }
+        let key = (op, a.clone(), b.clone());
+        if let Some(&v) = self.fcache.get(&key) {
+            return Lin::var(v);
+        }
+        let out = self.p.new_var(lo, hi);
+        self.p.funcs.push(Func { out, op, a, b });
+        self.fcache.insert(key, out);
+        Lin::var(out)
+    }
+
+    fn nonneg(&self, l: &Lin) -> bool {
+        l.k >= 0 && l.terms.iter().all(|&(v, c)| c > 0 && self.p.dom[v].0 >= 0)
+    }
+
+    /// A value not modelled further: one symbol per owner.
+    fn leaf(&mut self, s: u8, v: Value) -> Lin {
+        let q = self.q;
+        let shared = q.k.uni.level(v) >= q.needed() && q.same_instance(q.k.inst_block[v.index()], None);
+        let ty = q.k.f.inst(v).ty;
+        let (lo, hi) = match ty {
+            Type::Bool => (0, 1),
+            Type::U32 => (0, u32::MAX as i128),
+            Type::U64 => (0, INF),
+            _ => (-INF, INF),
+        };
+        let key = Key::Leaf(self.owner(s, shared), v);
+        Lin::var(self.var(key, lo, hi))
+    }
+
+    fn val(&mut self, s: u8, v: Value, depth: u32) -> Lin {
+        if let Some(l) = self.memo[s as usize].get(&v) {
+            return l.clone();
+        }
+        let l = if depth > MAX_DEPTH { self.leaf(s, v) } else { self.compute(s, v, depth + 1) };
+        self.memo[s as usize].insert(v, l.clone());
+        l
+    }
+
+    fn compute(&mut self, s: u8, v: Value, d: u32) -> Lin {
+        let q = self.q;
+        let f = q.k.f;
+        let inst = f.inst(v);
+        match &inst.op {
+            Op::Const(Const::Int(_)) | Op::Const(Const::Bool(_)) => match f.as_int(v) {
+                Some(x) => Lin::konst(x as i128),
+                None => self.leaf(s, v),
+            },
+            Op::Builtin(b) => self.builtin(s, *b),
+            Op::Convert(x) if inst.ty.is_int() && f.inst(*x).ty.is_int() => self.val(s, *x, d),
+            Op::Unary(UnOp::Neg, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1),
+            // ~x == -x - 1 in two's complement.
+            Op::Unary(UnOp::Not, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1).plus(-1),
+            Op::Binary(op, x, y) if inst.ty.is_int() => self.binary(s, v, *op, *x, *y, d),
+            Op::Phi(incoming) => match q.k.inst_block[v.index()].and_then(|b| q.k.header_of[b.index()]) {
+                Some(l) => self.induction(s, v, l, incoming, d).unwrap_or_else(|| self.leaf(s, v)),
+                None => self.leaf(s, v),
+            },
+            _ => self.leaf(s, v),
+        }
+    }
+
+    fn builtin(&mut self, s: u8, b: Builtin) -> Lin {
+        let q = self.q;
+        match b {
+            Builtin::LocalId(ax) => Lin::var(self.tid(s, ax % 3)),
+            Builtin::LocalIndex => {
+                // x + sx*y + sx*sy*z; without a known size, z and y strides are blockDim.
+                let x = Lin::var(self.tid(s, 0));
+                let y = Lin::var(self.tid(s, 1));
+                let z = Lin::var(self.tid(s, 2));
+                match q.k.group_size {
+                    Some([sx, sy, _]) => x.add(&y.scale(sx as i128)).add(&z.scale(sx as i128 * sy as i128)),
+                    None => {
+                        let bx = self.builtin(s, Builtin::GroupSize(0));
+                        let by = self.builtin(s, Builtin::GroupSize(1));
+                        let ys = self.func(FnOp::Mul, y, bx.clone(), 0, INF);
+                        let bxy = self.func(FnOp::Mul, bx, by, 1, INF);
+                        let zs = self.func(FnOp::Mul, z, bxy, 0, INF);
+                        x.add(&ys).add(&zs)
+                    }
+                }
+            }
+            // Lanes are the flat index modulo the wave size the uniformity
+            // analysis assumes (32 unless the kernel requires another).
+            Builtin::LaneId => {
+                let flat = self.builtin(s, Builtin::LocalIndex);
+                let w = q.k.uni.wave_size.max(1) as i128;
+                self.func(FnOp::Rem, flat, Lin::konst(w), 0, w - 1)
+            }
+            Builtin::WaveSize => Lin::konst(q.k.uni.wave_size.max(1) as i128),
+            Builtin::GroupId(ax) => {
+                let owner = self.owner(s, q.mode == Mode::SameGroup);
+                let hi = if q.k.group_axes[ax as usize % 3] { INF } else { 0 };
+                Lin::var(self.var(Key::Gid(owner, ax % 3), 0, hi))
+            }
+            Builtin::GroupSize(ax) => match q.k.group_size {
+                Some(g) => Lin::konst(g[ax as usize % 3] as i128),
+                None => {
+                    let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
+                    Lin::var(self.var(Key::BlockDim(ax % 3), 1, hi))
+                }
+            },
+            Builtin::NumGroups(ax) => Lin::var(self.var(Key::NumGroups(ax % 3), 1, INF)),
+        }
+    }
+
+    fn binary(&mut self, s: u8, v: Value, op: BinOp, x: Value, y: Value, d: u32) -> Lin {
+        let a = self.val(s, x, d);
+        let b = self.val(s, y, d);
+        let unsigned = !self.q.k.f.inst(v).ty.is_signed();
+        let kb = b.as_const();
+        match op {
+            BinOp::Add => a.add(&b),
+            BinOp::Sub => a.sub(&b),
+            BinOp::Mul => match (a.as_const(), kb) {
+                (_, Some(c)) => a.scale(c),
+                (Some(c), _) => b.scale(c),
+                _ => {
+                    let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
+                    self.func(FnOp::Mul, a, b, lo, INF)
+                }
+            },
+            BinOp::Shl => match kb {
+                Some(c) if (0..40).contains(&c) => a.scale(1 << c),
+                _ => self.func(FnOp::Shl, a, b, -INF, INF),
+            },
+            BinOp::Div | BinOp::Shr => {
+                let divisor = match (op, kb) {
+                    (BinOp::Div, Some(c)) if c > 0 => Some(c),
+                    (BinOp::Shr, Some(c)) if (0..40).contains(&c) => Some(1 << c),
+                    _ => None,
+                };
+                let fop = if op == BinOp::Div { FnOp::Div } else { FnOp::Shr };
+                match divisor {
+                    Some(1) => a,
+                    // Exact for non-negative dividends: c*out <= a <= c*out + c - 1.
+                    Some(c) if unsigned || self.nonneg(&a) => {
+                        let out = self.func(fop, a.clone(), b, 0, INF);
+                        self.p.le(&out.scale(c), &a);
+                        self.p.le(&a, &out.scale(c).plus(c - 1));
+                        out
+                    }
+                    _ => self.func(fop, a, b, -INF, INF),
+                }
+            }
+            BinOp::Rem => match kb {
+                Some(c) if c > 0 && (unsigned || self.nonneg(&a)) => self.func(FnOp::Rem, a, b, 0, c - 1),
+                Some(c) if c != 0 => self.func(FnOp::Rem, a, b, -(c.abs() - 1), c.abs() - 1),
+                _ => self.func(FnOp::Rem, a, b, -INF, INF),
+            },
+            BinOp::And => match kb.or(a.as_const()) {
+                Some(m) if m >= 0 => {
+                    let (a, b) = if kb.is_some() { (a, b) } else { (b, a) };
+                    self.func(FnOp::And, a, b, 0, m)
+                }
+                _ => self.func(FnOp::And, a, b, -INF, INF),
+            },
+            BinOp::Or => self.func(FnOp::Or, a, b, -INF, INF),
+            BinOp::Xor => {
+                let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
+                self.func(FnOp::Xor, a, b, lo, INF)
+            }
+            BinOp::LAnd | BinOp::LOr => self.leaf(s, v),
+        }
+    }
+
+    /// A loop-header phi `x = phi(init, x op step)`: a function of the
+    /// iteration count of its loop.
+    fn induction(&mut self, s: u8, v: Value, l: usize, incoming: &[(BlockId, Value)], d: u32) -> Option<Lin> {
+        let q = self.q;
+        let k = q.k;
+        let f = k.f;
+        let lp = &k.cfg.loops[l];
+        let (mut init, mut update) = (None, None);
+        for &(pred, val) in incoming {
+            let slot = if lp.blocks.binary_search(&pred).is_ok() { &mut update } else { &mut init };
+            match *slot {
+                None => *slot = Some(val),
+                Some(x) if x == val => {}
+                Some(_) => return None,
+            }
+        }
+        let (init, update) = (init?, update?);
+        // Integer conversions do not change the recurrence (wrap-around aside).
+        let strip = |mut x: Value| {
+            while let Op::Convert(y) = &f.inst(x).op {
+                if !(f.inst(x).ty.is_int() && f.inst(*y).ty.is_int()) {
+                    break;
+                }
+                x = *y;
+            }
+            x
+        };
+        let update = strip(update);
+        let is_v = |x: Value| strip(x) == v;
+        let invariant = |x: Value| invariant_in(f, &k.inst_block, lp, x, 0);
+        enum Step {
+            Linear(Value, i128),
+            Pow(FnOp),
+        }
+        let step = match &f.inst(update).op {
+            Op::Binary(BinOp::Add, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, 1),
+            Op::Binary(BinOp::Add, a, b) if is_v(*b) && invariant(*a) => Step::Linear(*a, 1),
+            Op::Binary(BinOp::Sub, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, -1),
+            Op::Binary(op @ (BinOp::Mul | BinOp::Shl | BinOp::Div | BinOp::Shr), a, b) if is_v(*a) => {
+                let c = f.as_int(*b)?;
+                let m = match op {
+                    BinOp::Mul | BinOp::Div if c > 1 => c,
+                    BinOp::Shl | BinOp::Shr if (1..32).contains(&c) => 1 << c,
+                    _ => return None,
+                };
+                Step::Pow(if matches!(op, BinOp::Mul | BinOp::Shl) { FnOp::MulPow(m) } else { FnOp::DivPow(m) })
+            }
+            _ => return None,
+        };
+        let hi = if matches!(step, Step::Pow(_)) { 64 } else { INF };
+        let n = self.iteration(s, v, l, hi);
+        let init = self.val(s, init, d);
+        Some(match step {
+            Step::Linear(st, sign) => {
+                let st = self.val(s, st, d).scale(sign);
+                match st.as_const() {
+                    Some(c) => init.add(&n.scale(c)),
+                    None => {
+                        let prod = self.func(FnOp::Mul, st, n, -INF, INF);
+                        init.add(&prod)
+                    }
+                }
+            }
+            Step::Pow(op) => {
+                let lo = if self.nonneg(&init) { 0 } else { -INF };
+                self.func(op, init, n, lo, INF)
+            }
+        })
+    }
+
+    /// The iteration count of loop `l` as side `s` sees it at phi `v`.
+    fn iteration(&mut self, s: u8, v: Value, l: usize, hi: i128) -> Lin {
+        let q = self.q;
+        let header = Some(q.k.cfg.loops[l].header);
+        let outer_same = q.same_instance(header, Some(l));
+        // Inside a loop both threads run in step (same iteration), the phi is
+        // one value when it is uniform or the loop holds the threads together.
+        let in_step = q.mode == Mode::SameGroup && q.sides.iter().all(|s| s.offsets.get(l).is_some_and(|&o| o < MANY));
+        let uniform = q.k.uni.level(v) >= q.needed();
+        match q.rel(l) {
+            Rel::Same if outer_same && (in_step || uniform) => Lin::var(self.var(Key::Iter(Owner::Shared, l), 0, hi)),
+            Rel::Offset(off) if outer_same => {
+                let a = self.var(Key::Iter(Owner::Side(0), l), 0, INF);
+                let b = self.var(Key::Iter(Owner::Side(1), l), 0, INF);
+                if !self.linked.contains(&l) {
+                    self.linked.push(l);
+                    self.p.eq(&Lin::var(b), &Lin::var(a).plus(off as i128));
+                }
+                Lin::var(if s == 0 { a } else { b })
+            }
+            _ => Lin::var(self.var(Key::Iter(Owner::Side(s), l), 0, hi)),
+        }
+    }
+
+    /// Adds what a branch condition says when it went the `pol` way.
+    fn cond(&mut self, s: u8, c: Value, pol: bool, depth: u32) {
+        if depth > 8 {
+            return;
+        }
+        let f = self.q.k.f;
+        match &f.inst(c).op {
+            Op::Cmp(op, x, y) if f.inst(*x).ty.is_int() || f.inst(*x).ty == Type::Bool => {
+                let a = self.val(s, *x, 0);
+                let b = self.val(s, *y, 0);
+                let op = if pol { *op } else { negate(*op) };
+                match op {
+                    CmpOp::Eq => self.p.eq(&a, &b),
+                    CmpOp::Ne => self.p.ne(&a, &b),
+                    CmpOp::Lt => self.p.le(&a.plus(1), &b),
+                    CmpOp::Le => self.p.le(&a, &b),
+                    CmpOp::Gt => self.p.le(&b.plus(1), &a),
+                    CmpOp::Ge => self.p.le(&b, &a),
+                }
+            }
+            Op::Binary(BinOp::LAnd | BinOp::And, x, y) if pol && f.inst(c).ty == Type::Bool => {
+                self.cond(s, *x, true, depth + 1);
+                self.cond(s, *y, true, depth + 1);
+            }
+            Op::Binary(BinOp::LOr | BinOp::Or, x, y) if !pol && f.inst(c).ty == Type::Bool => {
+                self.cond(s, *x, false, depth + 1);
+                self.cond(s, *y, false, depth + 1);
+            }
+            Op::Unary(UnOp::LNot | UnOp::Not, x) if f.inst(c).ty == Type::Bool => self.cond(s, *x, !pol, depth + 1),
+            Op::Convert(x) if f.inst(*x).ty.is_int() => {
+                let a = self.val(s, *x, 0);
+                if pol {
+                    self.p.ne(&a, &Lin::konst(0));
+                } else {
+                    self.p.eq(&a, &Lin::konst(0));
+                }
+            }
+            _ if f.inst(c).ty.is_int() => {
+                let a = self.val(s, c, 0);
+                if pol {
+                    self.p.ne(&a, &Lin::konst(0));
+                } else {
+                    self.p.eq(&a, &Lin::konst(0));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `a == b`, splitting mixed-radix forms `c*(P*W) + R` with `0 <= R < c*W`
+    /// on both sides into `P_a == P_b` and `R_a == R_b` (how
+    /// `blockIdx.x * blockDim.x + threadIdx.x` and grid-stride loops stay
+    /// injective when the block and grid sizes are symbols).
+    fn same_cell(&mut self, a: &Lin, b: &Lin, depth: u32) {
+        if depth < 4 {
+            if let Some(((pa, ra), (pb, rb))) = self.radix(a, 0).zip(self.radix(b, 0)) {
+                if pa.0 == pb.0 && pa.2 == pb.2 {
+                    self.same_cell(&pa.1, &pb.1, depth + 1);
+                    self.same_cell(&ra, &rb, depth + 1);
+                    return;
+                }
+            }
+        }
+        self.p.eq(a, b);
+    }
+
+    /// Splits `l` as `c * (P * W) + R` with `R` provably in `[0, c*W)`:
+    /// returns ((c, P, W), R).
+    fn radix(&self, l: &Lin, depth: u32) -> Option<((i128, Lin, Lin), Lin)> {
+        if depth > 3 {
+            return None;
+        }
+        for &(m, c) in &l.terms {
+            if c <= 0 {
+                continue;
+            }
+            let Some(func) = self.p.funcs.iter().find(|f| f.out == m && f.op == FnOp::Mul) else { continue };
+            let rest = l.sub(&Lin { terms: vec![(m, c)], k: 0 });
+            for (p, w) in [(&func.a, &func.b), (&func.b, &func.a)] {
+                if self.nonneg(&rest) && self.below(&rest, &w.scale(c), depth) {
+                    return Some(((c, p.clone(), w.clone()), rest));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether a guard says `x <= y - 1`.
+    fn guard_below(&self, x: &Lin, y: &Lin) -> bool {
+        let diff = x.sub(y);
+        self.p.les.iter().any(|g| g.terms == diff.terms && g.k - diff.k >= 1)
+    }
+
+    /// Whether `r < w` follows from the domains, a guard, or the shape of `r`.
+    fn below(&self, r: &Lin, w: &Lin, depth: u32) -> bool {
+        if self.guard_below(r, w) || r.range(&self.p.dom).1 < w.range(&self.p.dom).0 {
+            return true;
+        }
+        // A thread id against its own block size.
+        if let ([(t, 1)], [(bd, 1)]) = (r.terms.as_slice(), w.terms.as_slice()) {
+            if r.k == 0 && w.k == 0 {
+                for ax in 0..3 {
+                    if self.keys.get(&Key::BlockDim(ax)) == Some(bd) && (0..2).any(|s| self.keys.get(&Key::Tid(s, ax)) == Some(t)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        // r = c*g + r2 with 0 <= r2 < c and g < q, against w = c*q.
+        for &(g, c) in &r.terms {
+            let r2 = r.sub(&Lin { terms: vec![(g, c)], k: 0 });
+            if c <= 0 || !self.nonneg(&r2) || !self.below(&r2, &Lin::konst(c), depth + 1) {
+                continue;
+            }
+            if w.k % c == 0 && w.terms.iter().all(|t| t.1 % c == 0) {
+                let q = Lin { terms: w.terms.iter().map(|&(v, x)| (v, x / c)).collect(), k: w.k / c };
+                if self.guard_below(&Lin::var(g), &q) {
+                    return true;
+                }
+            }
+        }
+        // r = c*(p*w2) + r2 (itself mixed radix) with p < q, against w = c*(w2*q).
+        if let Some(((c, p, w2), _)) = self.radix(r, depth + 1) {
+            if let [(x, cx)] = w.terms.as_slice() {
+                if w.k == 0 && *cx == c {
+                    if let Some(f) = self.p.funcs.iter().find(|f| f.out == *x && f.op == FnOp::Mul) {
+                        for (a, q) in [(&f.a, &f.b), (&f.b, &f.a)] {
+                            if *a == w2 && self.guard_below(&p, q) {
+                                return true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Block and grid sizes bound the ids: `t < blockDim`, `g < gridDim`.
+    fn size_bounds(&mut self) {
+        for ax in 0..3u8 {
+            if let Some(&bd) = self.keys.get(&Key::BlockDim(ax)) {
+                for s in 0..2 {
+                    if let Some(&t) = self.keys.get(&Key::Tid(s, ax)) {
+                        self.p.le(&Lin::var(t).plus(1), &Lin::var(bd));
+                    }
+                }
+            }
+            if let Some(&ng) = self.keys.get(&Key::NumGroups(ax)) {
+                for o in [Owner::Shared, Owner::Side(0), Owner::Side(1)] {
+                    if let Some(&g) = self.keys.get(&Key::Gid(o, ax)) {
+                        self.p.le(&Lin::var(g).plus(1), &Lin::var(ng));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Thread distinctness, and dropping unused functions.
+    fn finish(&mut self) {
+        let q = self.q;
+        // Different threads: some id component differs. A component neither
+        // side mentions can always differ, so then nothing needs adding.
+        let mut diffs = Vec::new();
+        let mut free = false;
+        for ax in 0..3u8 {
+            let key: fn(u8, u8) -> Key = match q.mode {
+                Mode::SameGroup => |s, ax| Key::Tid(s, ax),
+                Mode::CrossGroup => |s, ax| Key::Gid(Owner::Side(s), ax),
+            };
+            if !q.k.wide(q.mode, ax as usize) {
+                continue;
+            }
+            let used = (0..2).any(|s| self.keys.contains_key(&key(s, ax)));
+            if !used {
+                free = true;
+                continue;
+            }
+            let a = match q.mode {
+                Mode::SameGroup => self.tid(0, ax),
+                Mode::CrossGroup => self.var(key(0, ax), 0, INF),
+            };
+            let b = match q.mode {
+                Mode::SameGroup => self.tid(1, ax),
+                Mode::CrossGroup => self.var(key(1, ax), 0, INF),
+            };
+            diffs.push(Lin::var(a).sub(&Lin::var(b)));
+        }
+        if !free {
+            self.p.distinct.push(diffs);
+        }
+        // Functions whose result nothing reads constrain nothing.
+        loop {
+            let mut used = vec![false; self.p.dom.len()];
+            let mut mark = |l: &Lin| l.terms.iter().for_each(|t| used[t.0] = true);
+            self.p.eqs.iter().chain(&self.p.les).chain(&self.p.nes).for_each(&mut mark);
+            self.p.distinct.iter().flatten().for_each(&mut mark);
+            for f in &self.p.funcs {
+                mark(&f.a);
+                mark(&f.b);
+            }
+            let before = self.p.funcs.len();
+            self.p.funcs.retain(|f| used[f.out]);
+            if self.p.funcs.len() == before {
+                break;
+            }
+        }
+    }
+
+    fn witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
+        let q = self.q;
+        let get = |key: Key| self.keys.get(&key).and_then(|&v| values[v]).unwrap_or(0) as i64;
+        let mut threads = [[0i64; 3]; 2];
+        let mut groups = [[0i64; 3]; 2];
+        for s in 0..2u8 {
+            for ax in 0..3u8 {
+                threads[s as usize][ax as usize] = get(Key::Tid(s, ax));
+                let owner = if q.mode == Mode::SameGroup { Owner::Shared } else { Owner::Side(s) };
+                groups[s as usize][ax as usize] = get(Key::Gid(owner, ax));
+            }
+        }
+        // Unconstrained components: make the two threads (groups) differ.
+        match q.mode {
+            Mode::SameGroup if threads[0] == threads[1] => {
+                if let Some(ax) = (0..3).find(|&ax| q.k.wide(q.mode, ax) && (0..2).all(|s| !self.keys.contains_key(&Key::Tid(s, ax as u8)))) {
+                    threads[0][ax] = 1;
+                }
+            }
+            Mode::CrossGroup if groups[0] == groups[1] => {
+                if let Some(ax) = (0..3).find(|&ax| q.k.wide(q.mode, ax) && (0..2).all(|s| !self.keys.contains_key(&Key::Gid(Owner::Side(s), ax as u8)))) {
+                    groups[0][ax] = 1;
+                }
+            }
+            _ => {}
+        }
+        let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
+        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact }
+    }
+}
+
+/// Whether `x` has the same value in every iteration of `lp`: defined
+/// outside it, or pure arithmetic on such values and launch constants.
+fn invariant_in(f: &Function, inst_block: &[Option<BlockId>], lp: &lockstep_analysis::cfg::Loop, x: Value, depth: u32) -> bool {
+    if inst_block[x.index()].map_or(true, |b| lp.blocks.binary_search(&b).is_err()) {
+        return true;
+    }
+    if depth > 8 {
+        return false;
+    }
+    match &f.inst(x).op {
+        Op::Const(_) | Op::Param(_) => true,
+        Op::Builtin(b) => !matches!(b, Builtin::LaneId),
+        Op::Unary(_, a) | Op::Convert(a) => invariant_in(f, inst_block, lp, *a, depth + 1),
+        Op::Binary(_, a, b) => invariant_in(f, inst_block, lp, *a, depth + 1) && invariant_in(f, inst_block, lp, *b, depth + 1),
+        _ => false,
+    }
+}
+
+fn negate(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Eq => CmpOp::Ne,
+        CmpOp::Ne => CmpOp::Eq,
+        CmpOp::Lt => CmpOp::Ge,
+        CmpOp::Le => CmpOp::Gt,
+        CmpOp::Gt => CmpOp::Le,
+        CmpOp::Ge => CmpOp::Lt,
+    }
+}
