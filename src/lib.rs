@@ -2,3 +2,5 @@
 //! the integration tests run exactly the code the binary runs.
 
 pub mod check;
+pub mod cmd_opt;
+pub mod cmd_run;

@@ -1,6 +1,6 @@
 //! `lockstep`: finds synchronization bugs in GPU compute kernels.
 
-use lockstep::check;
+use lockstep::{check, cmd_opt, cmd_run};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -16,6 +16,10 @@ struct Cli {
 enum Command {
     /// Check kernels for divergent barriers, races and dead barriers.
     Check(check::CheckArgs),
+    /// Execute a kernel on the CPU over a dispatch and catch races as they happen.
+    Run(cmd_run::RunArgs),
+    /// Remove dead barriers from textual LLVM IR.
+    Opt(cmd_opt::OptArgs),
     /// List the checks.
     Rules,
     /// Print the documentation of a rule.
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Run(args) => cmd_run::execute(&args),
+        Command::Opt(args) => cmd_opt::execute(&args),
         Command::Rules => {
             for r in lockstep_checks::RULES {
                 let fix = if r.fix { " (fix available)" } else { "" };

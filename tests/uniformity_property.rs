@@ -246,7 +246,7 @@ fn analysed_levels(src: &str) -> HashMap<usize, Level> {
         for &v in &f.block(b).insts {
             if let Op::Store(m, x) = &f.inst(v).op {
                 if let (Root::Param(0), Some(k)) = (m.root, f.as_int(m.index)) {
-                    let level = u.level_at(f, &cfg, *x, b);
+                    let level = u.level_at(&cfg, *x, b);
                     let e = levels.entry(k as usize).or_insert(level);
                     *e = (*e).min(level);
                 }

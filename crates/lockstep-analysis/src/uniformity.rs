@@ -80,8 +80,8 @@ impl Uniformity {
 
     /// The level of a value as seen from `at`: lower than [`Self::level`] when
     /// the value leaves a loop that threads exit at different iterations.
-    pub fn level_at(&self, f: &Function, cfg: &Cfg, v: Value, at: BlockId) -> Level {
-        self.operand(f, cfg, v, at, &self.inst_block).0
+    pub fn level_at(&self, cfg: &Cfg, v: Value, at: BlockId) -> Level {
+        self.operand(cfg, v, at, &self.inst_block).0
     }
 
     pub fn reason(&self, v: Value) -> Reason {
@@ -94,12 +94,12 @@ impl Uniformity {
     }
 
     /// The level of a branch block's condition (Grid for non-branches).
-    pub fn branch_level(&self, f: &Function, b: BlockId) -> Level {
+    pub fn branch_level(&self, b: BlockId) -> Level {
         self.branch_levels[b.index()]
     }
 
     fn condition_level(&self, f: &Function, cfg: &Cfg, b: BlockId) -> Level {
-        f.block(b).term.condition().map(|c| self.level_at(f, cfg, c, b)).unwrap_or(Level::Grid)
+        f.block(b).term.condition().map(|c| self.level_at(cfg, c, b)).unwrap_or(Level::Grid)
     }
 
     pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
@@ -130,8 +130,8 @@ impl Uniformity {
                     let (mut level, mut reason) = u.transfer(f, cfg, v, b, &inst_block, &local_levels);
                     if let Op::Store(m, x) = &f.inst(v).op {
                         if let Root::Local(l) = m.root {
-                            let value = u.operand(f, cfg, *x, b, &inst_block);
-                            let index = u.operand(f, cfg, m.index, b, &inst_block);
+                            let value = u.operand(cfg, *x, b, &inst_block);
+                            let index = u.operand(cfg, m.index, b, &inst_block);
                             let stored = if index.0 < value.0 { index } else { value };
                             let entry = &mut local_levels[l.index()];
                             if stored.0 < entry.0 {
@@ -159,7 +159,7 @@ impl Uniformity {
         for b in f.block_ids() {
             let mut level = Level::Grid;
             for dep in cfg.control_deps_transitive(b) {
-                level = level.min(u.branch_level(f, dep));
+                level = level.min(u.branch_level(dep));
             }
             u.block_levels[b.index()] = level;
         }
@@ -167,7 +167,7 @@ impl Uniformity {
     }
 
     /// Level of an operand as seen from `use_block`, including temporal divergence.
-    fn operand(&self, f: &Function, cfg: &Cfg, o: Value, use_block: BlockId, inst_block: &[Option<BlockId>]) -> (Level, Reason) {
+    fn operand(&self, cfg: &Cfg, o: Value, use_block: BlockId, inst_block: &[Option<BlockId>]) -> (Level, Reason) {
         let mut level = self.levels[o.index()];
         let mut reason = Reason::Operand(o);
         if let Some(def_block) = inst_block[o.index()] {
@@ -204,7 +204,7 @@ impl Uniformity {
                 if Some(o) == skip {
                     return;
                 }
-                let x = self.operand(f, cfg, o, b, inst_block);
+                let x = self.operand(cfg, o, b, inst_block);
                 if x.0 < best.0 {
                     best = x;
                 }

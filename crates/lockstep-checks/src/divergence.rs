@@ -56,13 +56,13 @@ fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed
 
     // The nearest branch that makes the barrier's block divergent.
     let deps = k.cfg.control_deps_transitive(block);
-    let cause = deps.iter().copied().find(|&c| k.uniformity.branch_level(f, c) < needed);
+    let cause = deps.iter().copied().find(|&c| k.uniformity.branch_level(c) < needed);
     if let Some(c) = cause {
         let cond = f.block(c).term.condition().expect("a branch has a condition");
         let cond_span = f.block(c).cond_span.unwrap_or(f.inst(cond).span);
         let in_loop = k.cfg.innermost_loop(block).is_some_and(|l| l.exiting.contains(&c) && l.blocks.contains(&block));
         let what = if in_loop { "this loop condition" } else { "this condition" };
-        let level = k.uniformity.branch_level(f, c);
+        let level = k.uniformity.branch_level(c);
         d = d.with_label(cond_span, format!("{what} {}", level.describe()));
         // Early exits taken under that condition, before the barrier: blocks the
         // branch reaches without passing the barrier, which leave the structured
@@ -120,13 +120,45 @@ fn reachable_avoiding(k: &KernelFacts, from: BlockId, avoid: BlockId) -> Vec<boo
     seen
 }
 
-/// `GroupMemoryBarrierWithGroupSync();` → `GroupMemoryBarrierWithGroupSync`.
+/// The callee text of a barrier call: `GroupMemoryBarrierWithGroupSync();` →
+/// `GroupMemoryBarrierWithGroupSync`, `cg::this_thread_block().sync()` →
+/// `cg::this_thread_block().sync`.
 fn barrier_name(text: &str) -> String {
-    let t = text.split('(').next().unwrap_or(text).trim();
-    let t = t.rsplit('.').next().unwrap_or(t);
-    if t.is_empty() {
+    let t = text.trim().trim_end_matches(';').trim_end();
+    let mut name = t;
+    if t.ends_with(')') {
+        let mut depth = 0i32;
+        for (i, c) in t.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        name = t[..i].trim_end();
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if name.is_empty() {
         "barrier".into()
     } else {
-        t.to_string()
+        name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::barrier_name;
+
+    #[test]
+    fn barrier_names_drop_only_the_final_arguments() {
+        assert_eq!(barrier_name("GroupMemoryBarrierWithGroupSync();"), "GroupMemoryBarrierWithGroupSync");
+        assert_eq!(barrier_name("cg::this_thread_block().sync()"), "cg::this_thread_block().sync");
+        assert_eq!(barrier_name("__syncthreads_count(p > (1))"), "__syncthreads_count");
+        assert_eq!(barrier_name("SYNC_IF(li < 4)"), "SYNC_IF");
+        assert_eq!(barrier_name(""), "barrier");
     }
 }
