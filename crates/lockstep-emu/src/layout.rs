@@ -239,6 +239,16 @@ fn param_elem(f: &Function, param: u32) -> Option<Type> {
     })
 }
 
+/// The most cells one allocation may have (2 GiB of cells).
+const MAX_CELLS: u64 = 1 << 28;
+
+fn check_len(what: &str, len: u64) -> Result<u64, String> {
+    if len > MAX_CELLS {
+        return Err(format!("{what} would have {len} cells; the emulator allows at most {MAX_CELLS} (give a smaller `len`)"));
+    }
+    Ok(len)
+}
+
 /// `threads`: threads in the whole dispatch, the length of unsized buffers.
 pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64) -> Result<Layout, String> {
     let mut allocs = Vec::new();
@@ -296,10 +306,11 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
             cells_from = Some(b.source.clone());
         }
         let len = len.unwrap_or(match class {
-            Class::Device => threads * g.cells_per_elem.max(1) as u64,
+            Class::Device => threads.saturating_mul(g.cells_per_elem.max(1) as u64),
             Class::Constant | Class::Private => g.init.len().max(1) as u64,
             Class::Shared => 0,
         });
+        let len = check_len(&format!("buffer {what}"), len)?;
         let mut cells = vec![0u64; len as usize];
         for (i, (c, init)) in cells.iter_mut().zip(&g.init).enumerate() {
             let ty = types[i % types.len()];
@@ -328,6 +339,7 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         allocs.push(Alloc { name: g.name.clone(), class, base, len, types, global: Some(GlobalId(gi as u32)), output });
     }
     for l in &f.locals {
+        check_len(&format!("private array `{}`", l.name), l.len)?;
         let base = private_init.len();
         private_init.resize(base + l.len as usize, 0);
         allocs.push(Alloc { name: l.name.clone(), class: Class::Private, base, len: l.len, types: vec![l.elem], global: None, output: None });
@@ -342,6 +354,7 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
                 let len = b
                     .and_then(|b| b.len.or_else(|| source_len(&b.source, &[elem])))
                     .unwrap_or(threads);
+                let len = check_len(&format!("buffer {what}"), len)?;
                 let mut cells = vec![0u64; len as usize];
                 if let Some(b) = b {
                     fill_cells(&mut cells, &b.source, &[elem], &format!("buffer {what}"))?;

@@ -202,7 +202,33 @@ struct Prepared {
     prog: program::Program,
     group_size: [u32; 3],
     wave: u32,
-    groups: Vec<[u32; 3]>,
+    groups: Groups,
+}
+
+/// The groups a run covers, in run order: a list, or the whole grid (not
+/// materialised, so huge dispatches cost nothing up front).
+enum Groups {
+    List(Vec<[u32; 3]>),
+    Grid([u32; 3]),
+}
+
+impl Groups {
+    fn len(&self) -> usize {
+        match self {
+            Groups::List(l) => l.len(),
+            Groups::Grid(d) => d.iter().map(|&x| x as usize).product(),
+        }
+    }
+    /// The i-th group (x fastest for the grid).
+    fn get(&self, i: usize) -> [u32; 3] {
+        match self {
+            Groups::List(l) => l[i],
+            Groups::Grid([x, y, _]) => {
+                let (x, y) = (*x as usize, *y as usize);
+                [(i % x) as u32, (i / x % y) as u32, (i / (x * y)) as u32]
+            }
+        }
+    }
 }
 
 fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Prepared, RunError> {
@@ -227,19 +253,20 @@ fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) 
     if config.groups.contains(&0) {
         return Err(RunError::Config(format!("group count {:?} must be at least 1 on every axis", config.groups)));
     }
-    let groups: Vec<[u32; 3]> = match &config.group_filter {
+    let grid_groups = config.groups.iter().map(|&g| g as u64).product::<u64>();
+    if grid_groups > u32::MAX as u64 {
+        return Err(RunError::Config(format!("{grid_groups} groups are more than the emulator can number (at most {})", u32::MAX)));
+    }
+    let groups = match &config.group_filter {
         Some(list) => {
             for g in list {
                 if (0..3).any(|a| g[a] >= config.groups[a]) {
                     return Err(RunError::Config(format!("group {g:?} is outside the dispatch of {:?} groups", config.groups)));
                 }
             }
-            list.clone()
+            Groups::List(list.clone())
         }
-        None => {
-            let [x, y, z] = config.groups;
-            (0..z).flat_map(|k| (0..y).flat_map(move |j| (0..x).map(move |i| [i, j, k]))).collect()
-        }
+        None => Groups::Grid(config.groups),
     };
     let total_threads = config.groups.iter().map(|&g| g as u64).product::<u64>() * threads_per_group;
     let layout = layout::bind(module, &func, launch, total_threads).map_err(RunError::Launch)?;
@@ -333,7 +360,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
 /// by the groups in flight, and findings do not depend on which core ran
 /// which group when.
 struct Merger<'a> {
-    groups: &'a [[u32; 3]],
+    groups: &'a Groups,
     dims: [u32; 3],
     allocs: &'a [layout::Alloc],
     cross_check: bool,
@@ -366,7 +393,7 @@ impl Merger<'_> {
     }
 
     fn fold(&mut self, i: usize, r: GroupResult) {
-        let glin = linear(self.groups[i], self.dims);
+        let glin = linear(self.groups.get(i), self.dims);
         self.instructions += r.instructions;
         self.aborted |= r.aborted;
         self.events.merge(r.events);
@@ -408,7 +435,7 @@ fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupR
 }
 
 /// Runs every group, in parallel, handing each result to the merger.
-fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig, merger: &Mutex<Merger>) {
+fn run_groups(ctx: &Ctx, groups: &Groups, config: &RunConfig, merger: &Mutex<Merger>) {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let workers = if config.threads == 0 { cores } else { config.threads }.min(groups.len()).max(1);
     let next = AtomicUsize::new(0);
@@ -420,7 +447,7 @@ fn run_groups(ctx: &Ctx, groups: &[[u32; 3]], config: &RunConfig, merger: &Mutex
             if i >= groups.len() || ctx.abort.load(Ordering::Relaxed) {
                 break;
             }
-            let r = run_one(&mut w, ctx, config.detect_races, groups[i]);
+            let r = run_one(&mut w, ctx, config.detect_races, groups.get(i));
             merger.lock().expect("no worker panics while merging").push(i, r);
             done.fetch_add(1, Ordering::Relaxed);
         }
@@ -486,7 +513,7 @@ pub fn trace_values(module: &Module, entry: FuncId, launch: &Launch, config: &Ru
         max_steps: config.max_steps,
         abort: &abort,
     };
-    let g = p.groups[0];
+    let g = p.groups.get(0);
     let mut w = Worker::new(&ctx, false);
     let r = w.run_group::<false, true>(&ctx, g, linear(g, config.groups));
     let mut trace = r.trace.unwrap_or_default();

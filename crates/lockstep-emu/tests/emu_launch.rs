@@ -86,6 +86,7 @@ fn launch_files_that_do_not_fit_the_kernel_are_refused_clearly() {
     assert_eq!(err(&b, "[constants]\nscale = [1, 2]\n"), "constant `scale` has 1 cells, but 2 values were given");
     assert_eq!(err(&b, "[buffers.input]\ndata = [1, true]\n"), "buffer `input` value 1: true is a boolean, and it holds f32");
     assert_eq!(err(&b, "[buffers.input]\ntype = \"u32\"\n"), "buffer `input` holds f32, but the launch file says `type = \"u32\"`");
+    assert_eq!(err(&b, "[buffers.input]\nlen = 4000000000\n"), "buffer `input` would have 4000000000 cells; the emulator allows at most 268435456 (give a smaller `len`)");
 }
 
 #[test]
@@ -100,6 +101,7 @@ fn dispatch_settings_are_checked() {
     assert_eq!(e(RunConfig { wave_size: Some(48), ..sized.clone() }), "wave size 48 must be a power of two from 1 to 64");
     assert_eq!(e(RunConfig { group_filter: Some(vec![[1, 0, 0]]), ..sized.clone() }), "group [1, 0, 0] is outside the dispatch of [1, 1, 1] groups");
     assert_eq!(e(RunConfig { groups: [0, 1, 1], ..sized.clone() }), "group count [0, 1, 1] must be at least 1 on every axis");
+    assert_eq!(e(RunConfig { groups: [65536, 65536, 2], ..sized.clone() }), "8589934592 groups are more than the emulator can number (at most 4294967295)");
     assert!(run(&b.db, &b.m, b.f, &Launch::default(), &sized).unwrap().findings.is_empty());
 }
 
