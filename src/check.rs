@@ -36,6 +36,12 @@ pub struct CheckArgs {
     /// Language of the inputs, instead of guessing from the extension.
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
+    /// Apply machine-applicable fixes (files with syntax errors are left alone).
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print the fixes as a unified diff instead of applying them.
+    #[arg(long)]
+    pub diff: bool,
 }
 
 pub fn parse_group_size(s: &str) -> Result<[u32; 3], String> {
@@ -100,6 +106,8 @@ fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Vec<PathBuf>, 
 pub struct FileReport {
     pub db: SourceDb,
     pub diagnostics: Vec<Diagnostic>,
+    /// The file (or an include) had syntax errors: fixes are not applied.
+    pub has_syntax_errors: bool,
 }
 
 pub fn check_file(path: &Path, lang: Lang, options: &Options) -> Result<FileReport, String> {
@@ -116,7 +124,7 @@ pub fn check_file(path: &Path, lang: Lang, options: &Options) -> Result<FileRepo
     lockstep_checks::dedup_diagnostics(&mut found);
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());
-    Ok(FileReport { db, diagnostics })
+    Ok(FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors })
 }
 
 pub fn run(args: &CheckArgs) -> ExitCode {
@@ -148,12 +156,32 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     });
     let mut io_error = false;
     let mut found = 0usize;
+    let mut fixed = 0usize;
     let mut json = Vec::new();
     let color = args.format == Format::Human && std::io::stdout().is_terminal();
     let mut stdout = std::io::stdout().lock();
     for r in results {
         match r.into_inner().expect("no poisoned lock") {
-            Some(Ok(report)) => {
+            Some(Ok(mut report)) => {
+                if args.fix || args.diff {
+                    let (planned, refused) = crate::fix::plan(&report.db, &report.diagnostics, report.has_syntax_errors);
+                    for r in &refused {
+                        eprintln!("warning: not fixing {}: {}", report.db.file(r.file).path.display(), r.reason);
+                    }
+                    for p in &planned {
+                        let path = report.db.file(p.file).path.clone();
+                        if args.diff {
+                            let _ = stdout.write_all(crate::fix::unified_diff(&path, p).as_bytes());
+                        } else if let Err(e) = crate::fix::write_atomically(&path, &p.after) {
+                            eprintln!("error: {}: {e}", path.display());
+                            io_error = true;
+                        } else {
+                            fixed += p.applied;
+                            // What was fixed is no longer a problem.
+                            report.diagnostics.retain(|d| !d.fix.as_ref().is_some_and(|f| f.edits.iter().all(|e| e.span.file == p.file)));
+                        }
+                    }
+                }
                 found += report.diagnostics.len();
                 match args.format {
                     Format::Human => {
@@ -174,6 +202,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         let _ = writeln!(stdout, "{}", serde_json::to_string_pretty(&doc).expect("json serializes"));
     } else if found > 0 {
         let _ = writeln!(stdout, "{found} problem{} found in {} file{}", if found == 1 { "" } else { "s" }, files.len(), if files.len() == 1 { "" } else { "s" });
+    }
+    if fixed > 0 {
+        eprintln!("applied {fixed} fix{}", if fixed == 1 { "" } else { "es" });
     }
     if io_error {
         ExitCode::from(2)

@@ -2,5 +2,6 @@
 //! the integration tests run exactly the code the binary runs.
 
 pub mod check;
+pub mod fix;
 pub mod cmd_opt;
 pub mod cmd_run;
