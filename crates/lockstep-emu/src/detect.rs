@@ -21,13 +21,21 @@ pub(crate) struct Rec {
     pub iter: u32,
     /// The same for the loop around that one.
     pub outer_iter: u32,
+    /// Wave of the thread, and wave-level barriers its wave had passed.
+    pub wave: u32,
+    pub wave_epoch: u32,
     pub epoch: u32,
 }
 
 impl Rec {
-    pub const EMPTY: Rec = Rec { thread: NONE, inst: NONE, iter: NONE, outer_iter: NONE, epoch: NONE };
+    pub const EMPTY: Rec = Rec { thread: NONE, inst: NONE, iter: NONE, outer_iter: NONE, wave: NONE, wave_epoch: NONE, epoch: NONE };
     fn live(&self, epoch: u32) -> bool {
         self.thread != NONE && self.epoch == epoch
+    }
+    /// An access of another thread in the same interval, not ordered by a
+    /// wave-level barrier of a wave both threads belong to.
+    fn conflicts_with(&self, me: &Rec) -> bool {
+        self.live(me.epoch) && self.thread != me.thread && !(self.wave == me.wave && self.wave_epoch != me.wave_epoch)
     }
 }
 
@@ -95,7 +103,7 @@ pub(crate) enum Hazard {
 /// Returns the earlier conflicting access, if any.
 pub(crate) fn check(sh: &mut Shadow, kind: Kind, me: Rec, shared: bool) -> Option<(Hazard, Rec, Kind)> {
     let e = me.epoch;
-    let w_other = sh.w.live(e) && sh.w.thread != me.thread;
+    let w_other = sh.w.conflicts_with(&me);
     let w_kind = if sh.w_atomic { Kind::Atomic } else { Kind::Write };
     let atomic = matches!(kind, Kind::Atomic | Kind::AtomicRead);
     let mut hit = None;
@@ -114,7 +122,7 @@ pub(crate) fn check(sh: &mut Shadow, kind: Kind, me: Rec, shared: bool) -> Optio
         }
         if hit.is_none() {
             for r in [sh.r1, sh.r2] {
-                if r.live(e) && r.thread != me.thread {
+                if r.conflicts_with(&me) {
                     hit = Some((Hazard::War, r, Kind::Read));
                     break;
                 }
@@ -251,7 +259,7 @@ mod tests {
     use super::*;
 
     fn rec(thread: u32, epoch: u32) -> Rec {
-        Rec { thread, inst: thread * 10, iter: NONE, outer_iter: NONE, epoch }
+        Rec { thread, inst: thread * 10, iter: NONE, outer_iter: NONE, wave: thread / 4, wave_epoch: 0, epoch }
     }
 
     #[test]
@@ -274,6 +282,16 @@ mod tests {
         check(&mut s, Kind::Read, rec(1, 1), false);
         check(&mut s, Kind::Read, rec(2, 1), false);
         assert_eq!(check(&mut s, Kind::Write, rec(1, 1), false).map(|h| (h.0, h.1.thread)), Some((Hazard::War, 2)));
+    }
+
+    #[test]
+    fn a_wave_level_barrier_orders_lanes_of_its_wave_only() {
+        let mut s = Shadow::INITIALISED;
+        check(&mut s, Kind::Write, rec(1, 1), false);
+        // Thread 2 is in the same wave (threads 0..3) and past a wave barrier.
+        assert_eq!(check(&mut s, Kind::Read, Rec { wave_epoch: 1, ..rec(2, 1) }, false), None);
+        // Thread 5 is in another wave.
+        assert_eq!(check(&mut s, Kind::Read, Rec { wave_epoch: 1, ..rec(5, 1) }, false).map(|h| h.0), Some(Hazard::Raw));
     }
 
     #[test]

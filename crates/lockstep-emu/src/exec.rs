@@ -113,6 +113,8 @@ struct MemState {
     dev: CellMap<DevCell>,
     epoch_shared: u32,
     epoch_device: u32,
+    /// Wave-level barriers each wave has passed.
+    wave_epochs: Vec<u32>,
     group: u32,
     events: Events,
 }
@@ -362,6 +364,7 @@ impl Worker {
                 dev: CellMap::default(),
                 epoch_shared: 0,
                 epoch_device: 0,
+                wave_epochs: vec![0; n.div_ceil(ctx.wave as usize)],
                 group: 0,
                 events: Events::default(),
             },
@@ -424,6 +427,7 @@ impl Worker {
         // Interval 0 stands for "before the group started" (initialised cells).
         self.mem.epoch_shared = 1;
         self.mem.epoch_device = 1;
+        self.mem.wave_epochs.fill(0);
         self.mem.group = glin;
         self.mem.events.clear();
         self.instructions = 0;
@@ -510,6 +514,15 @@ impl Worker {
     }
 
     fn exec_wave<const T: bool>(&mut self, ctx: &Ctx, pc: u32, w0: usize, w1: usize, lanes: &[usize]) {
+        if let Code::WaveSync = ctx.prog.code[pc as usize] {
+            self.mem.wave_epochs[w0 / ctx.wave as usize] += 1;
+            for &t in lanes {
+                self.th[t].pc += 1;
+                self.th[t].status = Status::Ready;
+            }
+            self.instructions += lanes.len() as u64;
+            return;
+        }
         let Code::Wave { op, ty, rty, d, args, nargs } = ctx.prog.code[pc as usize] else { unreachable!("parked at a wave op") };
         let nr = ctx.prog.nregs;
         let val = |t: usize, i: usize| self.regs[t * nr + args[i] as usize];
@@ -708,11 +721,16 @@ impl Worker {
         let mut steps = start;
         let limit = start.saturating_add(quantum).min(ctx.max_steps);
         let tid = t as u32;
+        // Wave barriers only happen while the thread is parked: fixed for this run.
+        let wave = tid / ctx.wave;
+        let wave_epoch = mem.wave_epochs[wave as usize];
         let rec = |pc: usize, depth: usize, lp: &[(u32, u32)]| Rec {
             thread: tid,
             inst: prog.code_inst[pc],
             iter: if depth > 0 { lp[depth - 1].1 } else { NONE },
             outer_iter: if depth > 1 { lp[depth - 2].1 } else { NONE },
+            wave,
+            wave_epoch,
             epoch: 0,
         };
         let mut abort = false;
@@ -773,7 +791,7 @@ impl Worker {
                     steps -= 1;
                     break Status::Barrier;
                 }
-                Code::Wave { .. } => {
+                Code::Wave { .. } | Code::WaveSync => {
                     steps -= 1;
                     break Status::Wave;
                 }

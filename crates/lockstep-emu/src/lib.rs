@@ -32,9 +32,12 @@
 //!   folded). So findings do not depend on which core ran which group, and
 //!   memory holds only the groups in flight plus one summary per touched
 //!   device cell.
-//! * Fences and wave-level barriers do not order memory for the detector:
-//!   only group-wide barriers (`exec >= Group`) end an interval, for the
-//!   memory spaces they name.
+//! * Group-wide barriers (`exec >= Group`) end an interval for the memory
+//!   spaces they name. Wave-level barriers (`__syncwarp`) make the active
+//!   lanes of a wave meet and order accesses between lanes of that wave
+//!   only. Fences alone order nothing for the detector (no flag protocols).
+//! * Loop iterations in messages count from 1 (back edges taken + 1), in the
+//!   innermost loop around both conflicting accesses.
 
 mod detect;
 mod exec;

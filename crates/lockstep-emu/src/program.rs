@@ -54,6 +54,8 @@ pub(crate) enum Code {
     /// A group-wide execution barrier.
     Barrier { d: u32, info: BarrierInfo },
     Wave { op: WaveOp, ty: Ty, rty: Ty, d: u32, args: [u32; 2], nargs: u8 },
+    /// A wave-level barrier (`__syncwarp`): the wave's active lanes meet here.
+    WaveSync,
     Jump { edge: u32 },
     Branch { c: u32, t: u32, f: u32 },
     Switch { v: u32, mask: u64, cases: (u32, u32), default: u32 },
@@ -248,8 +250,15 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
                 Op::AddrOf(root, idx) => Code::AddrOf { d, base: ids.base(*root), idx: idx.0, idx_ty: ty_of(*idx) },
                 Op::PtrAdd(p, idx) => Code::PtrAdd { d, p: p.0, idx: idx.0, idx_ty: ty_of(*idx) },
                 Op::Barrier(bar, pred) => {
-                    // Fences and wave-level barriers do not stop the thread: the
-                    // emulator's memory is sequentially consistent within a group.
+                    // Fences do not stop the thread: the emulator's memory is
+                    // sequentially consistent within a group.
+                    if bar.exec == Scope::Wave {
+                        code.push(Code::WaveSync);
+                        code_inst.push(d);
+                        code_span.push(inst.span);
+                        code_block.push(b.0);
+                        continue;
+                    }
                     if !bar.syncs_group() {
                         continue;
                     }
@@ -324,7 +333,7 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
         })
         .collect();
 
-    let has_waves = code.iter().any(|c| matches!(c, Code::Wave { .. }));
+    let has_waves = code.iter().any(|c| matches!(c, Code::Wave { .. } | Code::WaveSync));
     Program {
         reach: has_waves.then(|| Reach::new(f, code_block)),
         code,

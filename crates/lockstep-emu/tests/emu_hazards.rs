@@ -339,3 +339,80 @@ fn shared_cells_with_initial_values_count_as_written() {
     );
     assert_eq!(o.buffer("out").unwrap().u32s(), vec![5, 7]);
 }
+
+/// A warp-synchronous tree reduction over 64 threads (two waves of 32):
+/// `tile[t] = t; for (s = 16; s > 0; s >>= 1) { [__syncwarp();] if (t % 32 < s) tile[t] += tile[t + s]; }`
+fn warp_reduce(syncwarp: bool) -> (Built, u32) {
+    let mut k = Kb::new("warp", [64, 1, 1]);
+    let tile = k.shared("tile", Type::U32, &[64]);
+    let out = k.uav("out", Type::U32, Some(2));
+    let t = k.tid();
+    k.line("tile[t] = t;");
+    k.store(tile, t, t);
+    let s0 = k.u32c(16);
+    let mut line = 0;
+    k.line("for (uint s = 16; s > 0; s >>= 1) {");
+    k.for_loop(
+        s0,
+        |k, s| {
+            let z = k.u32c(0);
+            k.cmp(CmpOp::Gt, s, z)
+        },
+        |k, s| {
+            let one = k.u32c(1);
+            k.bin(BinOp::Shr, s, one)
+        },
+        |k, s| {
+            if syncwarp {
+                k.line("    __syncwarp();");
+                let bar = Barrier { exec: Scope::Wave, mem: Scope::Wave, spaces: Spaces::ALL, reduce: None };
+                k.push(Op::Barrier(bar, None), Type::Void);
+            }
+            line = k.line("    if (t % 32 < s) tile[t] += tile[t + s];");
+            let w = k.u32c(32);
+            let lane = k.bin(BinOp::Rem, t, w);
+            let c = k.cmp(CmpOp::Lt, lane, s);
+            k.if_then(c, |k| {
+                let a = k.load(tile, t);
+                let ts = k.add(t, s);
+                let b = k.load(tile, ts);
+                let sum = k.add(a, b);
+                k.store(tile, t, sum);
+            });
+        },
+    );
+    k.line("__syncwarp(); if (t % 32 == 0) out[t / 32] = tile[t];");
+    let bar = Barrier { exec: Scope::Wave, mem: Scope::Wave, spaces: Spaces::ALL, reduce: None };
+    k.push(Op::Barrier(bar, None), Type::Void);
+    let w = k.u32c(32);
+    let lane = k.bin(BinOp::Rem, t, w);
+    let z = k.u32c(0);
+    let c = k.cmp(CmpOp::Eq, lane, z);
+    k.if_then(c, |k| {
+        let w = k.u32c(32);
+        let i = k.bin(BinOp::Div, t, w);
+        let v = k.load(tile, t);
+        k.store(out, i, v);
+    });
+    (Built::new(k), line)
+}
+
+#[test]
+fn wave_level_barriers_order_the_lanes_of_a_wave() {
+    let (b, _) = warp_reduce(true);
+    for (scheduler, seed) in SCHEDULERS {
+        let o = b.run([1, 1, 1], &Default::default(), &RunConfig { scheduler, seed, ..rr() });
+        assert_eq!(b.summary(&o), vec![], "{scheduler:?}");
+        assert_eq!(o.buffer("out").unwrap().u32s(), vec![(0..32).sum::<u32>(), (32..64).sum::<u32>()], "{scheduler:?}");
+    }
+    let (b, line) = warp_reduce(false);
+    let o = b.run([1, 1, 1], &Default::default(), &rr());
+    assert_eq!(
+        b.summary(&o),
+        expect(&[
+            ("groupshared-first-read-without-barrier", line, &format!("thread [0,0,0][0,0,0] reads tile[16] (line {line}) in iteration 1, which no thread has written")),
+            ("groupshared-read-then-no-barrier-write", 2, &format!("thread [0,0,0][1,0,0] writes tile[1] (line 2) while thread [0,0,0][0,0,0] read it (line {line}) with no barrier in between")),
+            ("groupshared-read-then-no-barrier-write", line, &format!("thread [0,0,0][1,0,0] writes tile[1] (line {line}) in iteration 1 while thread [0,0,0][0,0,0] read it (line {line}) in iteration 5 with no barrier in between")),
+        ])
+    );
+}
