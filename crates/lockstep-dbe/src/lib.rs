@@ -162,6 +162,25 @@ pub fn removable_everywhere<'a>(results: impl IntoIterator<Item = &'a FunctionRe
     out
 }
 
+/// `lockstep check`'s entry point: runs the engine on every kernel of
+/// `module` with its calls inlined, and returns the barriers whose source
+/// statement may go (dead in every inlined copy), sorted by position.
+/// Barriers whose span is in `divergent` (reported by the uniformity check)
+/// are left alone in every copy.
+pub fn dead_barriers(module: &Module, options: Options, oracle: &dyn HazardOracle, divergent: &HashSet<Span>) -> Vec<BarrierReport> {
+    let engine = Engine::new(module, options);
+    let results: Vec<FunctionResult> = module
+        .entries()
+        .map(|id| {
+            let flat = inline_calls(module, id);
+            let leave: HashSet<Value> =
+                group_barriers(&flat).into_iter().filter(|(v, _)| divergent.contains(&flat.inst(*v).span)).map(|(v, _)| v).collect();
+            engine.run(&flat, oracle, &leave)
+        })
+        .collect();
+    removable_everywhere(&results).into_iter().cloned().collect()
+}
+
 /// Deletes the removed barriers from their blocks.
 pub fn apply(f: &mut Function, result: &FunctionResult) {
     let gone: HashSet<Value> = result.removed().into_iter().collect();

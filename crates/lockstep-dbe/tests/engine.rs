@@ -602,3 +602,46 @@ fn a_source_barrier_is_removable_only_when_every_copy_is_dead() {
     let spans: Vec<Span> = removable_everywhere([&kernel_a, &kernel_b]).iter().map(|b| b.span).collect();
     assert_eq!(spans, vec![at(10), at(20)]);
 }
+
+/// helper() { B_h } called by two kernels: in `k1` nothing surrounds the call
+/// (B_h is dead there), in `k2` a write comes before it and a read after.
+#[test]
+fn dead_barriers_of_a_module_need_every_inlined_copy_dead() {
+    let file = lockstep_source::FileId(0);
+    let bar_span = Span::new(file, 100, 115);
+    let mut m = Module::default();
+    let a = shared_global(&mut m, "a", GlobalKind::GroupShared);
+    let mut h = Function::new("helper", sp());
+    let hb = h.add_block(sp());
+    h.push(hb, Op::Barrier(SYNC, None), Type::Void, bar_span);
+    h.set_term(hb, Terminator::Return(None), sp());
+    let helper = m.add_function(h);
+    for (name, around) in [("k1", false), ("k2", true)] {
+        let mut k = Function::new(name, sp());
+        k.entry = Some(EntryInfo::default());
+        let b = k.add_block(sp());
+        let tid = k.push(b, Op::Builtin(Builtin::LocalId(0)), Type::U32, sp());
+        let r = MemRef { space: MemSpace::Shared, root: Root::Global(a), index: tid };
+        if around {
+            k.push(b, Op::Store(r, tid), Type::Void, sp());
+        }
+        k.push(b, Op::Call(Callee::Func(helper), vec![]), Type::Void, sp());
+        if around {
+            k.push(b, Op::Load(r), Type::F32, sp());
+        }
+        // A barrier of the kernel itself, dead in both (nothing after it).
+        let lo = if around { 220 } else { 200 };
+        k.push(b, Op::Barrier(SYNC, None), Type::Void, Span::new(file, lo, lo + 15));
+        k.set_term(b, Terminator::Return(None), sp());
+        m.add_function(k);
+    }
+    let options = Options { mode: Mode::Categories, ..Options::default() };
+    let spans = |r: Vec<BarrierReport>| r.into_iter().map(|b| b.span.lo).collect::<Vec<_>>();
+    let none = HashSet::new();
+    assert_eq!(spans(dead_barriers(&m, options, &SameAllocation { module: &m }, &none)), vec![200, 220]);
+    // With k1 alone the helper's barrier is dead, unless the uniformity check reported it.
+    m.functions.truncate(2);
+    assert_eq!(spans(dead_barriers(&m, options, &SameAllocation { module: &m }, &none)), vec![100, 200]);
+    let divergent: HashSet<Span> = [bar_span].into_iter().collect();
+    assert_eq!(spans(dead_barriers(&m, options, &SameAllocation { module: &m }, &divergent)), vec![200]);
+}
