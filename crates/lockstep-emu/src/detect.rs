@@ -207,6 +207,8 @@ pub(crate) enum Place {
 pub(crate) enum Event {
     Hazard { hazard: Hazard, device: bool, alloc: u32, cell: u64, later: Who, earlier: Option<Who> },
     OutOfBounds { alloc: u32, cell: i64, who: Who },
+    /// An access through a null or otherwise invalid pointer.
+    BadPointer { who: Who },
     ReadOnlyWrite { alloc: u32, cell: u64, who: Who },
     Divergence { group: u32, barrier_pc: u32, reached: u32, total: u32, others: Vec<(Place, Vec<(u32, u32)>)> },
     Runaway { group: u32, thread: u32, pc: u32, loop_id: Option<u32>, steps: u64 },

@@ -181,6 +181,17 @@ impl MemState {
         });
     }
 
+    /// The allocation a pointer names; reports null and invalid pointers.
+    #[inline]
+    fn alloc<'c>(&mut self, ctx: &Ctx<'c>, alloc: u32, me: Rec, kind: Kind) -> Option<&'c Alloc> {
+        let a = ctx.allocs.get(alloc as usize);
+        if a.is_none() {
+            let group = self.group;
+            self.events.add((K_OOB, me.inst, 1), || Event::BadPointer { who: Who { group, rec: me, kind } });
+        }
+        a
+    }
+
     /// Bounds check; reports and returns None when outside the allocation.
     #[inline]
     fn cell(&mut self, a: &Alloc, alloc: u32, off: i64, me: Rec, kind: Kind) -> Option<u64> {
@@ -215,7 +226,7 @@ impl MemState {
 
     #[inline]
     fn read<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec) -> u64 {
-        let Some(a) = ctx.allocs.get(alloc as usize) else { return 0 };
+        let Some(a) = self.alloc(ctx, alloc, me, Kind::Read) else { return 0 };
         let Some(cell) = self.cell(a, alloc, off, me, Kind::Read) else { return 0 };
         let idx = a.base + cell as usize;
         if D {
@@ -231,7 +242,7 @@ impl MemState {
 
     #[inline]
     fn write<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, v: u64) {
-        let Some(a) = ctx.allocs.get(alloc as usize) else { return };
+        let Some(a) = self.alloc(ctx, alloc, me, Kind::Write) else { return };
         let Some(cell) = self.cell(a, alloc, off, me, Kind::Write) else { return };
         let idx = a.base + cell as usize;
         if D {
@@ -251,7 +262,7 @@ impl MemState {
     #[allow(clippy::too_many_arguments)]
     fn atomic<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, op: AtomicOp, ty: Ty, args: [u64; 2]) -> u64 {
         let kind = if op == AtomicOp::Load { Kind::AtomicRead } else { Kind::Atomic };
-        let Some(a) = ctx.allocs.get(alloc as usize) else { return 0 };
+        let Some(a) = self.alloc(ctx, alloc, me, kind) else { return 0 };
         let Some(cell) = self.cell(a, alloc, off, me, kind) else { return 0 };
         let idx = a.base + cell as usize;
         if D {

@@ -184,6 +184,16 @@ impl Namer<'_> {
                 )
                 .with_primary_label("out of bounds")
             }
+            Event::BadPointer { who } => {
+                let span = self.inst_span(who.rec.inst);
+                Diagnostic::new(
+                    "out-of-bounds",
+                    Severity::Error,
+                    span,
+                    format!("thread {} {} through a null or invalid pointer ({})", self.thread(who.group, who.rec.thread), who.kind.verb(), self.line(span)),
+                )
+                .with_primary_label("no memory here")
+            }
             Event::ReadOnlyWrite { alloc, cell, who } => {
                 let span = self.inst_span(who.rec.inst);
                 Diagnostic::new(

@@ -63,14 +63,16 @@ impl Ty {
 pub(crate) const PTR_SHIFT: u32 = 40;
 pub(crate) const PTR_OFFSET_MASK: u64 = (1 << PTR_SHIFT) - 1;
 
+/// Allocation ids are stored plus one, so that a zero pointer is null.
 pub(crate) fn make_ptr(alloc: u32, offset: i64) -> u64 {
-    ((alloc as u64) << PTR_SHIFT) | (offset as u64 & PTR_OFFSET_MASK)
+    ((alloc as u64 + 1) << PTR_SHIFT) | (offset as u64 & PTR_OFFSET_MASK)
 }
 
-/// Splits a pointer into allocation and (sign-extended, 40-bit) cell offset.
+/// Splits a pointer into allocation and (sign-extended, 40-bit) cell offset;
+/// the allocation of a null pointer is `u32::MAX`, which names none.
 pub(crate) fn split_ptr(p: u64) -> (u32, i64) {
     let off = ((p & PTR_OFFSET_MASK) << (64 - PTR_SHIFT)) as i64 >> (64 - PTR_SHIFT);
-    ((p >> PTR_SHIFT) as u32, off)
+    (((p >> PTR_SHIFT) as u32).wrapping_sub(1), off)
 }
 
 /// An integer operand as a signed 64-bit number (sign-extended for signed types).
@@ -368,5 +370,6 @@ mod tests {
         assert_eq!(math(MathFn::ReverseBits, Ty::U32, Ty::U32, &[1, 0, 0]), 0x8000_0000);
         assert_eq!(math(MathFn::Clamp, Ty::F32, Ty::F32, &[f(5.0), f(0.0), f(1.0)]), f(1.0));
         assert_eq!(split_ptr(make_ptr(7, -3)), (7, -3));
+        assert_eq!(split_ptr(0), (u32::MAX, 0));
     }
 }

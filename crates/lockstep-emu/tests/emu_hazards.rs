@@ -416,3 +416,18 @@ fn wave_level_barriers_order_the_lanes_of_a_wave() {
         ])
     );
 }
+
+#[test]
+fn null_pointers_are_reported_not_followed() {
+    let mut k = Kb::new("null", [1, 1, 1]);
+    let out = k.uav("out", Type::U32, Some(1));
+    let l = k.line("uint* p = 0; out[0] = *p;");
+    let z = k.u32c(0);
+    let p = k.push(Op::Convert(z), Type::Ptr(MemSpace::Device));
+    let m = MemRef { space: MemSpace::Device, root: Root::Ptr(p), index: z };
+    let v = k.push(Op::Load(m), Type::U32);
+    k.store(out, z, v);
+    let b = Built::new(k);
+    let o = b.run([1, 1, 1], &Default::default(), &rr());
+    assert_eq!(b.summary(&o), expect(&[("out-of-bounds", l, &format!("thread [0,0,0][0,0,0] reads through a null or invalid pointer (line {l})"))]));
+}
