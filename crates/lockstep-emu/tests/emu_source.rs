@@ -230,3 +230,56 @@ void main(uint3 tid : SV_DispatchThreadID) {
         .collect();
     assert_eq!(o.buffer("result").unwrap().i32s(), want);
 }
+
+#[test]
+fn hlsl_and_cuda_atomics_count_across_groups_without_races() {
+    let h = compile_src(
+        "hist.hlsl",
+        Lang::Hlsl,
+        r#"RWStructuredBuffer<uint> values : register(u0);
+RWStructuredBuffer<uint> hist : register(u1);
+RWStructuredBuffer<uint> firsts : register(u2);
+
+[numthreads(32, 1, 1)]
+void main(uint3 id : SV_DispatchThreadID) {
+    uint old;
+    InterlockedAdd(hist[values[id.x] % 8], 1, old);
+    uint prev;
+    InterlockedCompareExchange(firsts[values[id.x] % 8], 0, id.x + 1, prev);
+}
+"#,
+    );
+    let o = h.run("main", "[buffers.values]\nfill = { start = 3, step = 5 }\nlen = 128\n[buffers.hist]\nlen = 8\n[buffers.firsts]\nlen = 8\n", RunConfig { groups: [4, 1, 1], threads: 1, ..RunConfig::default() });
+    assert_eq!(h.summary(&o), vec![]);
+    let mut want = [0u32; 8];
+    let mut first = [0u32; 8];
+    for i in 0..128u32 {
+        let b = ((3 + 5 * i) % 8) as usize;
+        want[b] += 1;
+        if first[b] == 0 {
+            first[b] = i + 1;
+        }
+    }
+    assert_eq!(o.buffer("hist").unwrap().u32s(), want.to_vec());
+    // One worker runs the groups in order, so the first thread of each bin wins.
+    assert_eq!(o.buffer("firsts").unwrap().u32s(), first.to_vec());
+
+    let c = compile_src(
+        "count.cu",
+        Lang::Cuda,
+        r#"__global__ void count(const int* v, int* total, int* slots) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v[i] % 3 == 0) {
+        int at = atomicAdd(total, 1);
+        slots[at] = i;
+    }
+}
+"#,
+    );
+    let o = c.run("count", "[buffers.v]\nfill = { start = 0, step = 1 }\nlen = 64\n[buffers.total]\nlen = 1\n[buffers.slots]\nlen = 64\n", RunConfig { groups: [2, 1, 1], group_size: Some([32, 1, 1]), ..RunConfig::default() });
+    assert_eq!(c.summary(&o), vec![]);
+    assert_eq!(o.buffer("total").unwrap().i32s(), vec![22]);
+    let mut slots: Vec<i32> = o.buffer("slots").unwrap().i32s()[..22].to_vec();
+    slots.sort();
+    assert_eq!(slots, (0..64).filter(|i| i % 3 == 0).collect::<Vec<i32>>());
+}
