@@ -102,12 +102,15 @@ fn main() {
     let mut reference: Option<Vec<u64>> = None;
     for detect_races in [true, false] {
         let config = RunConfig { groups: [GROUPS, 1, 1], detect_races, threads: workers, ..RunConfig::default() };
-        let mut best = f64::MAX;
+        let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
         let mut instructions = 0;
         for _ in 0..3 {
-            let start = Instant::now();
+            let (start, cpu0) = (Instant::now(), cpu_seconds());
             let o = run(&db, &m, f, &launch, &config).expect("bench kernel runs");
             best = best.min(start.elapsed().as_secs_f64());
+            if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+                best_cpu = best_cpu.min(b - a);
+            }
             instructions = o.stats.thread_instructions;
             assert!(o.findings.is_empty(), "the bench kernel is race-free");
             let out = o.buffer("out").expect("out buffer").cells.clone();
@@ -116,8 +119,13 @@ fn main() {
                 None => reference = Some(out),
             }
         }
+        let per_cpu = if best_cpu < f64::MAX && best_cpu > 0.0 {
+            format!(", {:.1} M per CPU-second ({best_cpu:.2} CPU-s)", instructions as f64 / best_cpu / 1e6)
+        } else {
+            String::new()
+        };
         println!(
-            "race detection {:>3}: {:.3} s, {} thread-instructions, {:.1} M thread-instructions/s, {:.2} M thread-iterations/s",
+            "race detection {:>3}: {:.3} s, {} thread-instructions, {:.1} M thread-instructions/s{per_cpu}, {:.2} M thread-iterations/s",
             if detect_races { "on" } else { "off" },
             best,
             instructions,
@@ -125,4 +133,12 @@ fn main() {
             threads * ITERS as f64 / best / 1e6
         );
     }
+}
+
+/// User + system CPU time of this process so far (Linux; clock ticks of 1/100 s).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+    let ticks: u64 = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
 }

@@ -38,6 +38,27 @@
 //!   only. Fences alone order nothing for the detector (no flag protocols).
 //! * Loop iterations in messages count from 1 (back edges taken + 1), in the
 //!   innermost loop around both conflicting accesses.
+//!
+//! # Findings
+//!
+//! Rule ids match the static checks: `groupshared-write-then-no-barrier-read`,
+//! `groupshared-read-then-no-barrier-write`, `groupshared-write-write-race`,
+//! `groupshared-first-read-without-barrier` (a read of a cell no thread
+//! wrote, or first written in the same interval by another thread),
+//! `device-memory-race`, `barrier-in-divergent-cf`; and, for the emulator
+//! only, `out-of-bounds`, `write-to-read-only`, `runaway-loop` and
+//! `emulation-error` (opaque calls, unreachable code). Each (rule, pair of
+//! instructions) is reported once, with its first witness and a count.
+//!
+//! # Limits
+//!
+//! * Between groups, each group contributes its first plain write, first
+//!   plain read and first atomic per device cell; conflicts are found and
+//!   named from those (every racing cell is found, not every racing pair).
+//! * Within an interval a cell keeps its last write and two readers: a
+//!   conflict is always found, the witness is the first one seen.
+//! * Flag protocols built from fences and atomics between groups are not
+//!   understood: their plain accesses are reported as device races.
 
 mod detect;
 mod exec;
@@ -55,8 +76,8 @@ use lockstep_diag::Diagnostic;
 use lockstep_ir::{FuncId, Module, Type};
 use lockstep_source::SourceDb;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
