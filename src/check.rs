@@ -1,6 +1,7 @@
 //! `lockstep check`: find kernel files, analyse each in parallel, report.
 
 use clap::{Args, ValueEnum};
+use lockstep_checks::{CheckOptions, FileChecker};
 use lockstep_diag::{render_human, to_json_value, Diagnostic};
 use lockstep_lower::{compile_streaming, Lang, Options};
 use lockstep_source::SourceDb;
@@ -42,6 +43,23 @@ pub struct CheckArgs {
     /// Print the fixes as a unified diff instead of applying them.
     #[arg(long)]
     pub diff: bool,
+    /// Dead-barrier detection: off, local, categories, or precise (the default).
+    #[arg(long, value_name = "MODE", default_value = "precise", value_parser = parse_dead_barriers)]
+    pub dead_barriers: DeadBarriers,
+    /// Treat calls to functions without a body as touching no shared or device memory.
+    #[arg(long)]
+    pub assume_calls_safe: bool,
+}
+
+/// `--dead-barriers`: a mode, or off.
+#[derive(Clone, Copy, Debug)]
+pub struct DeadBarriers(pub Option<lockstep_dbe::Mode>);
+
+fn parse_dead_barriers(s: &str) -> Result<DeadBarriers, String> {
+    if s == "off" {
+        return Ok(DeadBarriers(None));
+    }
+    lockstep_dbe::Mode::parse(s).map(|m| DeadBarriers(Some(m))).ok_or_else(|| format!("unknown mode `{s}` (expected off, local, categories or precise)"))
 }
 
 pub fn parse_group_size(s: &str) -> Result<[u32; 3], String> {
@@ -111,17 +129,22 @@ pub struct FileReport {
 }
 
 pub fn check_file(path: &Path, lang: Lang, options: &Options) -> Result<FileReport, String> {
+    check_file_with(path, lang, options, CheckOptions::default())
+}
+
+pub fn check_file_with(path: &Path, lang: Lang, options: &Options, checks: CheckOptions) -> Result<FileReport, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut db = SourceDb::new();
     let file = db.add_bytes(path, &bytes);
     let mut found = Vec::new();
+    let mut checker = FileChecker::new(checks);
     // Each kernel is checked as soon as it is lowered, then dropped.
     let compiled = compile_streaming(&mut db, file, lang, options, &mut |db, module, kernel| {
         let facts = lockstep_checks::KernelFacts::from_flat(module, kernel);
-        lockstep_checks::check_kernel(db, &facts, &mut found);
+        checker.kernel(db, &facts, &mut found);
     });
+    checker.finish(&db, &mut found);
     let mut diagnostics = compiled.diagnostics;
-    lockstep_checks::dedup_diagnostics(&mut found);
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());
     Ok(FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors })
@@ -149,7 +172,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 let lang = args.lang.or_else(|| Lang::from_path(path)).unwrap_or(Lang::Hlsl);
-                let r = check_file(path, lang, &options);
+                let checks = CheckOptions { dead_barriers: args.dead_barriers.0, assume_calls_safe: args.assume_calls_safe };
+                let r = check_file_with(path, lang, &options, checks);
                 *results[i].lock().expect("no poisoned lock") = Some(r);
             });
         }

@@ -20,9 +20,11 @@ struct Expectations {
     options: Options,
 }
 
+/// The rule list after a marker, up to the next `//` (markers can share a line).
 fn rules_after<'a>(line: &'a str, marker: &str) -> Option<Vec<String>> {
     let at = line.find(marker)?;
     let rest = &line[at + marker.len()..];
+    let rest = rest.split("//").next().unwrap_or("");
     Some(rest.split(',').map(|r| r.trim().split_whitespace().next().unwrap_or("").to_string()).filter(|r| !r.is_empty()).collect())
 }
 
@@ -37,7 +39,7 @@ fn parse(text: &str) -> Expectations {
             e.labels.extend(rules.into_iter().map(|r| (r, n)));
         }
         if let Some(at) = line.find("// ok") {
-            let rest = line[at + 5..].trim_start();
+            let rest = line[at + 5..].split("//").next().unwrap_or("").trim_start();
             match rest.strip_prefix(':') {
                 Some(r) => e.ok.extend(r.split(',').map(|x| (Some(x.trim().to_string()), n))),
                 None => e.ok.push((None, n)),

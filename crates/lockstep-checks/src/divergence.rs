@@ -24,8 +24,10 @@ fn requirement(b: &lockstep_ir::Barrier, collective_fences: bool) -> Option<(Lev
     }
 }
 
-pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) {
+/// Reports every divergent barrier; returns them (the dead-barrier engine leaves them alone).
+pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<Value> {
     let f = &k.func;
+    let mut divergent = Vec::new();
     for b in f.block_ids() {
         if !k.cfg.is_reachable(b) {
             continue;
@@ -37,8 +39,10 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             out.push(report(db, k, b, v, needed, severity, barrier.is_fence_only()));
+            divergent.push(v);
         }
     }
+    divergent
 }
 
 fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool) -> Diagnostic {

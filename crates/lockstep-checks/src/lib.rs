@@ -38,26 +38,74 @@ impl<'m> KernelFacts<'m> {
     }
 }
 
-/// Runs every check on one kernel.
-pub fn check_kernel(db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    divergence::check(db, facts, out);
+/// What `lockstep check` runs.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckOptions {
+    /// The dead-barrier engine's mode; None turns `dead-barrier` off.
+    pub dead_barriers: Option<lockstep_dbe::Mode>,
+    /// Treat calls to functions without a body as touching no shared or device memory.
+    pub assume_calls_safe: bool,
+}
+
+impl Default for CheckOptions {
+    fn default() -> CheckOptions {
+        CheckOptions { dead_barriers: Some(lockstep_dbe::Mode::Precise), assume_calls_safe: false }
+    }
+}
+
+/// Checks the kernels of one file one at a time; findings that need every
+/// kernel (a barrier in a helper is dead only if dead in every inlined copy)
+/// are reported by [`FileChecker::finish`].
+pub struct FileChecker {
+    options: CheckOptions,
+    dead: Vec<lockstep_dbe::FunctionResult>,
+}
+
+impl FileChecker {
+    pub fn new(options: CheckOptions) -> FileChecker {
+        FileChecker { options, dead: Vec::new() }
+    }
+
+    pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
+        let divergent = check_kernel(db, facts, out);
+        if let Some(mode) = self.options.dead_barriers {
+            let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };
+            let engine = lockstep_dbe::Engine::new(facts.module, options);
+            let oracle = lockstep_dbe::SameAllocation { module: facts.module };
+            // Divergent barriers are reported, never "fixed" by removal.
+            let leave_alone = divergent.into_iter().collect();
+            self.dead.push(engine.run(&facts.func, &oracle, &leave_alone));
+        }
+    }
+
+    pub fn finish(self, db: &SourceDb, out: &mut Vec<Diagnostic>) {
+        for report in lockstep_dbe::removable_everywhere(&self.dead) {
+            out.push(lockstep_dbe::diagnostic(db, report));
+        }
+        dedup(out);
+    }
+}
+
+/// Runs every per-kernel check on one kernel; returns the barriers found divergent.
+pub fn check_kernel(db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<lockstep_ir::Value> {
+    let divergent = divergence::check(db, facts, out);
+
+    divergent
 }
 
 /// Runs every check on every kernel of a module.
-pub fn check_module(db: &SourceDb, module: &Module) -> Vec<Diagnostic> {
+pub fn check_module(db: &SourceDb, module: &Module, options: CheckOptions) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let mut checker = FileChecker::new(options);
     for entry in module.entries() {
         let facts = KernelFacts::new(module, entry);
-        check_kernel(db, &facts, &mut out);
+        checker.kernel(db, &facts, &mut out);
     }
-    dedup(&mut out);
+    checker.finish(db, &mut out);
     out
 }
 
-/// Removes exact duplicates (the same finding reached through two call sites).
-pub fn dedup_diagnostics(diags: &mut Vec<Diagnostic>) {
-    dedup(diags)
-}
+
 
 /// Removes exact duplicates (the same finding reached through two paths).
 fn dedup(diags: &mut Vec<Diagnostic>) {
