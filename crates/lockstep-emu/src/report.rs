@@ -266,6 +266,20 @@ impl Namer<'_> {
             };
             d = d.with_note(format!("seen {} more {what}", count - 1));
         }
-        d
+        let primary = match event {
+            Event::Hazard { later: who, .. } | Event::OutOfBounds { who, .. } | Event::BadPointer { who } | Event::ReadOnlyWrite { who, .. } => {
+                Some(who.rec.inst)
+            }
+            Event::Divergence { barrier_pc: pc, .. } | Event::Runaway { pc, .. } | Event::Trap { pc, .. } => {
+                Some(self.prog.code_inst[*pc as usize]).filter(|&v| v != crate::program::NO_INST)
+            }
+        };
+        if let Some(v) = primary.filter(|&v| (v as usize) < self.func.insts.len()) {
+            // Name the helper functions the access was inlined from, innermost first.
+            for site in self.func.inline_chain(lockstep_ir::Value(v)) {
+                d = d.with_note(format!("this is in `{}`, called at {}", site.callee, self.line(site.call_span)));
+            }
+        }
+        d.with_macro_notes(self.db)
     }
 }

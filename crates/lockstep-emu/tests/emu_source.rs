@@ -283,3 +283,39 @@ void main(uint3 id : SV_DispatchThreadID) {
     slots.sort();
     assert_eq!(slots, (0..64).filter(|i| i % 3 == 0).collect::<Vec<i32>>());
 }
+
+#[test]
+fn findings_in_helpers_and_macros_name_the_call_site_and_the_macro() {
+    let s = compile_src(
+        "h.hlsl",
+        Lang::Hlsl,
+        r#"RWStructuredBuffer<uint> result : register(u0);
+groupshared uint tile[8];
+#define PUBLISH(i, v) tile[i] = v
+
+void publish(uint i, uint v) {
+    PUBLISH(i, v);
+}
+
+[numthreads(8, 1, 1)]
+void main(uint3 t : SV_GroupThreadID) {
+    publish(0, t.x);
+    GroupMemoryBarrierWithGroupSync();
+    result[t.x] = tile[0];
+}
+"#,
+    );
+    let o = s.run("main", "", RunConfig::default());
+    assert_eq!(
+        s.summary(&o),
+        vec![(
+            "groupshared-write-write-race".to_string(),
+            6,
+            "thread [0,0,0][1,0,0] writes tile[0] (line 6) while thread [0,0,0][0,0,0] wrote it (line 6) with no barrier in between".to_string()
+        )]
+    );
+    let notes = &o.findings[0].notes;
+    assert_eq!(notes[0], "seen 6 more times by other threads or iterations");
+    assert_eq!(notes[1], "this is in `publish`, called at line 11");
+    assert!(notes[2].starts_with("this comes from an expansion of macro `PUBLISH` (defined at h.hlsl:3)"), "{notes:?}");
+}
