@@ -871,7 +871,7 @@ fn take_edge<const T: bool>(
     *depth = depth.saturating_sub(e.pops as usize);
     if e.back {
         if *depth > 0 {
-            lp[*depth - 1].1 += 1;
+            lp[*depth - 1].1 = lp[*depth - 1].1.saturating_add(1).min(NONE - 1);
         }
     } else if let Some(l) = e.enter {
         if *depth < lp.len() {
