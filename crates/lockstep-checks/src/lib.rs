@@ -89,7 +89,7 @@ impl FileChecker {
 /// Runs every per-kernel check on one kernel; returns the barriers found divergent.
 pub fn check_kernel(db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<lockstep_ir::Value> {
     let divergent = divergence::check(db, facts, out);
-
+    races::check(db, facts, out);
     divergent
 }
 

@@ -231,3 +231,33 @@ pub fn reaches(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value,
     }
     false
 }
+
+/// Like [`reaches`], but only along paths that cross a loop back edge: the
+/// `to` it finds runs in a later iteration than `from`.
+pub fn reaches_next_iteration(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value, stop: &dyn Fn(Value) -> bool) -> bool {
+    let Some((fb, fi)) = pos.of(from) else { return false };
+    let mut seen = vec![[false; 2]; f.blocks.len()];
+    let mut work: Vec<(BlockId, usize, bool)> = vec![(fb, fi + 1, false)];
+    while let Some((b, start, crossed)) = work.pop() {
+        let mut stopped = false;
+        for &v in f.block(b).insts.iter().skip(start) {
+            if v == to && crossed {
+                return true;
+            }
+            if stop(v) {
+                stopped = true;
+                break;
+            }
+        }
+        if stopped {
+            continue;
+        }
+        for &s in &cfg.succs[b.index()] {
+            let c = crossed || cfg.is_back_edge(b, s);
+            if !std::mem::replace(&mut seen[s.index()][c as usize], true) {
+                work.push((s, 0, c));
+            }
+        }
+    }
+    false
+}

@@ -14,7 +14,7 @@ pub mod intervals;
 pub mod solver;
 pub mod sym;
 
-use intervals::{collect_accesses, intervals, reaches, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY};
+use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{Barrier, Function, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -188,17 +188,23 @@ fn hazard(earlier: AccessKind, later: AccessKind) -> Hazard {
 
 /// The innermost loop offset where two offset vectors differ.
 fn carried(a: &[u8], b: &[u8]) -> Option<(u8, u8)> {
-    a.iter().zip(b).rev().find(|(x, y)| x != y && **x <= MANY && **y <= MANY).map(|(&x, &y)| (x, y))
+    a.iter().zip(b).rev().find(|(x, y)| x != y && **x < intervals::NOT_IN && **y < intervals::NOT_IN).map(|(&x, &y)| (x, y))
 }
 
 impl Ctx<'_> {
-    /// Orders two members of one interval: (earlier, later).
+    /// Orders two members of one interval: (earlier, later). Iterations
+    /// decide first (for loops both are in), then program order.
     fn order<'m>(&self, x: &'m (usize, Offsets), y: &'m (usize, Offsets)) -> (&'m (usize, Offsets), &'m (usize, Offsets)) {
-        let key = |m: &(usize, Offsets)| {
+        let by_iteration = x.1.iter().zip(&y.1).find(|(a, b)| a != b && **a < intervals::NOT_IN && **b < intervals::NOT_IN).map(|(a, b)| a.cmp(b));
+        let place = |m: &(usize, Offsets)| {
             let a = &self.acc[m.0];
-            (m.1.clone(), self.cfg.rpo_index[a.block.index()], a.pos)
+            (self.cfg.rpo_index[a.block.index()], a.pos)
         };
-        if key(x) <= key(y) {
+        let earlier_first = match by_iteration {
+            Some(o) => o.is_lt(),
+            None => place(x) <= place(y),
+        };
+        if earlier_first {
             (x, y)
         } else {
             (y, x)
@@ -257,6 +263,13 @@ impl Ctx<'_> {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
                         if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
+                            continue;
+                        }
+                        // Threads take the same way through uniform branches between two
+                        // barriers: accesses in different iterations share a phase only
+                        // when one follows the other without a barrier.
+                        let same_iteration = em.1 == lm.1 && !em.1.contains(&MANY);
+                        if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
                             continue;
                         }
                         let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };

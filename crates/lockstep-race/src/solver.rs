@@ -250,13 +250,93 @@ impl Problem {
 
     pub fn solve(&self, budget: u64) -> Outcome {
         let p = self.without_monotone();
-        let mut left = budget;
-        let relevant = p.relevant();
-        match p.dfs(p.dom.clone(), &relevant, &mut left) {
-            Search::Found(values, exact) => Outcome::Feasible { values, exact },
-            Search::None => Outcome::Infeasible,
-            Search::Exhausted(dom) => Outcome::Feasible { values: fixed_values(&dom), exact: false },
+        let mut values: Vec<Option<i128>> = fixed_values(&p.dom);
+        let mut exact = true;
+        // Independent groups of constraints are solved one at a time, so an
+        // unrelated loop counter does not multiply the thread-pair search.
+        for part in p.components() {
+            let mut left = budget;
+            let relevant = part.relevant();
+            let (found, ok) = match part.dfs(part.dom.clone(), &relevant, &mut left) {
+                Search::Found(v, e) => (v, e),
+                Search::None => return Outcome::Infeasible,
+                Search::Exhausted(dom) => (fixed_values(&dom), false),
+            };
+            exact &= ok;
+            for (v, x) in found.into_iter().enumerate() {
+                if relevant[v] && x.is_some() {
+                    values[v] = x;
+                }
+            }
         }
+        Outcome::Feasible { values, exact }
+    }
+
+    /// Splits the constraints into groups that share no variable.
+    fn components(&self) -> Vec<Problem> {
+        let n = self.dom.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        let mut join = |vars: &[Var], parent: &mut Vec<usize>| {
+            for w in vars.windows(2) {
+                let (a, b) = (find(parent, w[0]), find(parent, w[1]));
+                parent[a] = b;
+            }
+        };
+        let vars_of = |l: &[&Lin]| -> Vec<Var> { l.iter().flat_map(|x| x.terms.iter().map(|t| t.0)).collect() };
+        for l in self.eqs.iter().chain(&self.les).chain(&self.nes) {
+            join(&vars_of(&[l]), &mut parent);
+        }
+        for f in &self.funcs {
+            let mut v = vars_of(&[&f.a, &f.b]);
+            v.push(f.out);
+            join(&v, &mut parent);
+        }
+        for g in &self.distinct {
+            join(&vars_of(&g.iter().collect::<Vec<_>>()), &mut parent);
+        }
+        let mut roots: Vec<usize> = Vec::new();
+        let mut parts: Vec<Problem> = Vec::new();
+        let empty = |p: &Problem| Problem { dom: p.dom.clone(), first: p.first.clone(), ..Problem::default() };
+        let mut slot = |vars: Vec<Var>, parent: &mut Vec<usize>, roots: &mut Vec<usize>, parts: &mut Vec<Problem>| -> usize {
+            // Constant constraints share one part of their own.
+            let r = vars.first().map_or(usize::MAX, |&v| find(parent, v));
+            match roots.iter().position(|&x| x == r) {
+                Some(i) => i,
+                None => {
+                    roots.push(r);
+                    parts.push(empty(self));
+                    parts.len() - 1
+                }
+            }
+        };
+        for l in &self.eqs {
+            let i = slot(vars_of(&[l]), &mut parent, &mut roots, &mut parts);
+            parts[i].eqs.push(l.clone());
+        }
+        for l in &self.les {
+            let i = slot(vars_of(&[l]), &mut parent, &mut roots, &mut parts);
+            parts[i].les.push(l.clone());
+        }
+        for l in &self.nes {
+            let i = slot(vars_of(&[l]), &mut parent, &mut roots, &mut parts);
+            parts[i].nes.push(l.clone());
+        }
+        for f in &self.funcs {
+            let i = slot(vec![f.out], &mut parent, &mut roots, &mut parts);
+            parts[i].funcs.push(f.clone());
+        }
+        for g in &self.distinct {
+            let i = slot(vars_of(&g.iter().collect::<Vec<_>>()), &mut parent, &mut roots, &mut parts);
+            parts[i].distinct.push(g.clone());
+        }
+        parts
     }
 
     /// A variable that occurs only in `<=` constraints, always with the same
@@ -298,6 +378,18 @@ impl Problem {
         p
     }
 
+    /// Branching order: small counters that feed functions first (fixing
+    /// them makes `y = a ^ j` or `y = 2^n` evaluable), then thread ids, then the rest.
+    fn rank(&self, v: Var) -> u8 {
+        if !self.first[v] && self.funcs.iter().any(|f| f.a.coef(v) != 0 || f.b.coef(v) != 0) {
+            0
+        } else if self.first[v] {
+            1
+        } else {
+            2
+        }
+    }
+
     fn relevant(&self) -> Vec<bool> {
         let mut r = vec![false; self.dom.len()];
         let mut mark = |l: &Lin| l.terms.iter().for_each(|t| r[t.0] = true);
@@ -326,7 +418,7 @@ impl Problem {
                 let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
                 relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
             })
-            .min_by_key(|&v| (!self.first[v], dom[v].1 - dom[v].0, v));
+            .min_by_key(|&v| (self.rank(v), dom[v].1 - dom[v].0, v));
         let Some(v) = pick else { return self.leaf(dom) };
         let (lo, hi) = dom[v];
         let mut exhausted = None;
@@ -352,10 +444,14 @@ impl Problem {
 
     /// Bounds propagation to a fixed point; false on a contradiction.
     fn propagate(&self, dom: &mut [(i128, i128)]) -> bool {
-        for _round in 0..64 {
+        for _round in 0..12 {
             let mut changed = false;
             for e in &self.eqs {
                 match tighten(e, dom, true) {
+                    None => return false,
+                    Some(c) => changed |= c,
+                }
+                match congruence(e, dom) {
                     None => return false,
                     Some(c) => changed |= c,
                 }
@@ -572,6 +668,40 @@ fn solve_single(l: &Lin, value: i128, dom: &[(i128, i128)]) -> Option<Result<(Va
     Some(if need % c == 0 { Ok((v, need / c)) } else { Err(()) })
 }
 
+/// In `e == 0`, a unit-coefficient variable is congruent modulo the gcd of
+/// the other open coefficients: `256*g + t - 256*g' - t' == 0` pins `t` to
+/// `t'` mod 256. Moves its bounds onto that residue class.
+fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
+    let open: Vec<(Var, i128)> = e.terms.iter().copied().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
+    if open.len() < 2 {
+        return Some(false);
+    }
+    let fixed: i128 = e.terms.iter().filter(|t| dom[t.0].0 == dom[t.0].1).fold(e.k, |acc, t| clamp(acc + t.1.saturating_mul(dom[t.0].0)));
+    let mut changed = false;
+    for &(v, c) in &open {
+        if c.abs() != 1 || dom[v].0 <= -INF || dom[v].1 >= INF {
+            continue;
+        }
+        let g = open.iter().filter(|t| t.0 != v).fold(0i128, |g, t| gcd(g, t.1.abs()));
+        if g <= 1 || g >= INF {
+            continue;
+        }
+        // c*v + fixed ≡ 0 (mod g)  =>  v ≡ -fixed*c (mod g)
+        let r = (-fixed * c).rem_euclid(g);
+        let (lo, hi) = dom[v];
+        let nlo = lo + (r - lo).rem_euclid(g);
+        let nhi = hi - (hi - r).rem_euclid(g);
+        if nlo > nhi {
+            return None;
+        }
+        if (nlo, nhi) != (lo, hi) {
+            dom[v] = (nlo, nhi);
+            changed = true;
+        }
+    }
+    Some(changed)
+}
+
 /// Tightens domains from `e == 0` (or `e <= 0`); None on a contradiction,
 /// Some(changed) otherwise.
 fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
@@ -686,6 +816,8 @@ mod tests {
         let mut p = Problem::default();
         let a = p.new_var(0, 100);
         let b = p.new_var(0, 100);
+        p.first[a] = true;
+        p.first[b] = true;
         let y = p.new_var(-INF, INF);
         p.funcs.push(Func { out: y, op: FnOp::Mul, a: Lin::var(a), b: Lin::var(b) });
         p.eq(&Lin::var(y), &Lin::konst(-1));

@@ -43,7 +43,20 @@ impl<'a> Kernel<'a> {
         }
         let max_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
         let (mut thread_axes, mut group_axes) = ([false; 3], [false; 3]);
-        for inst in &f.insts {
+        // Only ids something reads count: front ends materialize whole vectors.
+        let mut used = vec![false; f.insts.len()];
+        for b in &f.blocks {
+            for &v in &b.insts {
+                f.inst(v).op.for_each_operand(|o| used[o.index()] = true);
+            }
+            if let Some(c) = b.term.condition() {
+                used[c.index()] = true;
+            }
+        }
+        for (i, inst) in f.insts.iter().enumerate() {
+            if !used[i] {
+                continue;
+            }
             match inst.op {
                 Op::Builtin(Builtin::LocalId(a) | Builtin::GroupSize(a)) => thread_axes[a as usize % 3] = true,
                 Op::Builtin(Builtin::LocalIndex) => thread_axes = [true; 3],
@@ -149,6 +162,8 @@ enum Key {
     BlockDim(u8),
     NumGroups(u8),
     Leaf(Owner, Value),
+    /// A constant-memory cell at a literal index: every load of it is one value.
+    ConstCell(lockstep_ir::Root, i64),
     Iter(Owner, usize),
 }
 
@@ -280,6 +295,15 @@ impl Build<'_> {
     /// A value not modelled further: one symbol per owner.
     fn leaf(&mut self, s: u8, v: Value) -> Lin {
         let q = self.q;
+        if let Op::Load(m) = &q.k.f.inst(v).op {
+            if let (lockstep_ir::MemSpace::Constant, Some(i)) = (m.space, q.k.f.as_int(m.index)) {
+                let ty = q.k.f.inst(v).ty;
+                if ty.is_int() {
+                    let lo = if ty.is_signed() { -INF } else { 0 };
+                    return Lin::var(self.var(Key::ConstCell(m.root, i), lo, INF));
+                }
+            }
+        }
         let shared = q.k.uni.level(v) >= q.needed() && q.same_instance(q.k.inst_block[v.index()], None);
         let ty = q.k.f.inst(v).ty;
         let (lo, hi) = match ty {
@@ -478,7 +502,8 @@ impl Build<'_> {
             }
             _ => return None,
         };
-        let hi = if matches!(step, Step::Pow(_)) { 64 } else { INF };
+        // 32 steps exhaust a 32-bit value either way.
+        let hi = if matches!(step, Step::Pow(_)) { 32 } else { INF };
         let n = self.iteration(s, v, l, hi);
         let init = self.val(s, init, d);
         Some(match step {
