@@ -116,6 +116,8 @@ impl Uniformity {
         let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
+        // Join blocks depend only on the CFG: compute each branch's once.
+        let mut joins: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
         // Iterate to a fixed point: levels only go down and the lattice is finite.
         let mut changed = true;
         let mut rounds = 0;
@@ -152,7 +154,8 @@ impl Uniformity {
                 let cond_level = u.condition_level(f, cfg, b);
                 u.branch_levels[b.index()] = cond_level;
                 if cond_level < Level::Grid && cfg.succs[b.index()].len() > 1 {
-                    changed |= u.mark_joins(f, cfg, b, cond_level);
+                    let join_blocks = joins[b.index()].get_or_insert_with(|| cfg.join_blocks(b));
+                    changed |= u.mark_joins(f, join_blocks, b, cond_level);
                 }
             }
         }
@@ -291,9 +294,9 @@ impl Uniformity {
     }
 
     /// Caps the phis at the join blocks of a non-uniform branch.
-    fn mark_joins(&mut self, f: &Function, cfg: &Cfg, branch: BlockId, level: Level) -> bool {
+    fn mark_joins(&mut self, f: &Function, joins: &[BlockId], branch: BlockId, level: Level) -> bool {
         let mut changed = false;
-        for join in cfg.join_blocks(branch) {
+        for &join in joins {
             for &v in &f.block(join).insts {
                 if let Op::Phi(inc) = &f.inst(v).op {
                     // A phi whose incoming values are all the same value carries no divergence.
