@@ -285,7 +285,17 @@ impl Ctx<'_> {
                             reaches(f, self.cfg, pos, e.inst, fv, &ends) && reaches(f, self.cfg, pos, fv, l.inst, &ends)
                         });
                         let rule = match (space, fence, hz) {
-                            (Space::Device, _, _) => Rule::DeviceRace,
+                            (Space::Device, _, _) => {
+                                // A UAV read after another wave's write, with no device fence or qualifier.
+                                let raw = hz == Hazard::Raw && e.kind == AccessKind::Write;
+                                let device_fence = |v: Value| barrier(f, v).is_some_and(|b| b.mem >= Scope::Device && b.spaces.contains(lockstep_ir::MemSpace::Device));
+                                let unfenced = reaches(f, self.cfg, &self.pos, e.inst, l.inst, &device_fence);
+                                if self.module.collective_fences && raw && unfenced && !self.coherent(l.alloc) {
+                                    Rule::RwBufferNotCoherent
+                                } else {
+                                    Rule::DeviceRace
+                                }
+                            }
                             (_, Some(_), _) => Rule::FenceWithoutSync,
                             (_, None, Hazard::War) if iv.start == Start::Entry => Rule::SharedFirstRead,
                             (_, None, Hazard::Raw) => Rule::SharedRaw,
@@ -413,9 +423,21 @@ impl Ctx<'_> {
     /// group runs it, which this analysis cannot follow, so it stays quiet.
     fn protocol_guarded(&self, a: &Access) -> bool {
         self.cfg.control_deps_transitive(a.block).into_iter().any(|c| {
-            let level = self.f.block(c).term.condition().map_or(Level::Grid, |cond| self.uni.level(cond));
-            (Level::Group..Level::Grid).contains(&level) && self.after_atomic[c.index()]
+            self.after_atomic[c.index()] && self.f.block(c).term.condition().is_some_and(|cond| self.per_group_term(cond, 0))
         })
+    }
+
+    /// Whether a condition, or one conjunct/disjunct of it, is per-group data.
+    fn per_group_term(&self, c: Value, depth: u32) -> bool {
+        if (Level::Group..Level::Grid).contains(&self.uni.level(c)) {
+            return true;
+        }
+        match &self.f.inst(c).op {
+            Op::Binary(lockstep_ir::BinOp::LAnd | lockstep_ir::BinOp::LOr | lockstep_ir::BinOp::And | lockstep_ir::BinOp::Or, x, y) if depth < 8 => {
+                self.per_group_term(*x, depth + 1) || self.per_group_term(*y, depth + 1)
+            }
+            _ => false,
+        }
     }
 }
 

@@ -255,13 +255,32 @@ impl Problem {
         // Independent groups of constraints are solved one at a time, so an
         // unrelated loop counter does not multiply the thread-pair search.
         for part in p.components() {
-            let mut left = budget;
             let relevant = part.relevant();
-            let (found, ok) = match part.dfs(part.dom.clone(), &relevant, &mut left) {
-                Search::Found(v, e) => (v, e),
-                Search::None => return Outcome::Infeasible,
-                Search::Exhausted(dom) => (fixed_values(&dom), false),
-            };
+            // Elimination alone often refutes the question (equal ids forced
+            // by the address, against "different threads") before any search.
+            let mut root = part.dom.clone();
+            if !part.propagate(&mut root) || matches!(part.leaf(root), Search::None) {
+                return Outcome::Infeasible;
+            }
+            // Two branching orders, each with its own budget: thread ids first
+            // (fixing one thread usually fixes the other), or loop counters
+            // first (fixing them makes `a ^ j` and `2^n` evaluable). The
+            // first definite answer wins.
+            let mut answer = None;
+            for counters_first in [false, true] {
+                let mut left = budget;
+                let r = part.dfs(part.dom.clone(), &relevant, &mut left, counters_first);
+                match r {
+                    Search::None => return Outcome::Infeasible,
+                    Search::Found(v, true) => {
+                        answer = Some((v, true));
+                        break;
+                    }
+                    Search::Found(v, false) => answer = answer.or(Some((v, false))),
+                    Search::Exhausted(dom) => answer = answer.or(Some((fixed_values(&dom), false))),
+                }
+            }
+            let (found, ok) = answer.unwrap_or_else(|| (fixed_values(&part.dom), false));
             exact &= ok;
             for (v, x) in found.into_iter().enumerate() {
                 if relevant[v] && x.is_some() {
@@ -283,7 +302,7 @@ impl Problem {
             }
             x
         }
-        let mut join = |vars: &[Var], parent: &mut Vec<usize>| {
+        let join = |vars: &[Var], parent: &mut Vec<usize>| {
             for w in vars.windows(2) {
                 let (a, b) = (find(parent, w[0]), find(parent, w[1]));
                 parent[a] = b;
@@ -304,7 +323,7 @@ impl Problem {
         let mut roots: Vec<usize> = Vec::new();
         let mut parts: Vec<Problem> = Vec::new();
         let empty = |p: &Problem| Problem { dom: p.dom.clone(), first: p.first.clone(), ..Problem::default() };
-        let mut slot = |vars: Vec<Var>, parent: &mut Vec<usize>, roots: &mut Vec<usize>, parts: &mut Vec<Problem>| -> usize {
+        let slot = |vars: Vec<Var>, parent: &mut Vec<usize>, roots: &mut Vec<usize>, parts: &mut Vec<Problem>| -> usize {
             // Constant constraints share one part of their own.
             let r = vars.first().map_or(usize::MAX, |&v| find(parent, v));
             match roots.iter().position(|&x| x == r) {
@@ -378,15 +397,14 @@ impl Problem {
         p
     }
 
-    /// Branching order: small counters that feed functions first (fixing
-    /// them makes `y = a ^ j` or `y = 2^n` evaluable), then thread ids, then the rest.
-    fn rank(&self, v: Var) -> u8 {
-        if !self.first[v] && self.funcs.iter().any(|f| f.a.coef(v) != 0 || f.b.coef(v) != 0) {
-            0
-        } else if self.first[v] {
-            1
-        } else {
-            2
+    /// Branching order: thread ids, or small counters that feed functions,
+    /// first; the rest after.
+    fn rank(&self, v: Var, counters_first: bool) -> u8 {
+        let counter = !self.first[v] && self.funcs.iter().any(|f| f.a.coef(v) != 0 || f.b.coef(v) != 0);
+        match (self.first[v], counter, counters_first) {
+            (_, true, true) | (true, _, false) => 0,
+            (true, _, true) | (_, true, false) => 1,
+            _ => 2,
         }
     }
 
@@ -403,7 +421,7 @@ impl Problem {
         r
     }
 
-    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64) -> Search {
+    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64, counters_first: bool) -> Search {
         if *left == 0 {
             return Search::Exhausted(dom);
         }
@@ -418,14 +436,14 @@ impl Problem {
                 let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
                 relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
             })
-            .min_by_key(|&v| (self.rank(v), dom[v].1 - dom[v].0, v));
+            .min_by_key(|&v| (self.rank(v, counters_first), dom[v].1 - dom[v].0, v));
         let Some(v) = pick else { return self.leaf(dom) };
         let (lo, hi) = dom[v];
         let mut exhausted = None;
         for x in lo..=hi {
             let mut d = dom.clone();
             d[v] = (x, x);
-            match self.dfs(d, relevant, left) {
+            match self.dfs(d, relevant, left, counters_first) {
                 Search::None => {}
                 Search::Exhausted(d) => {
                     exhausted.get_or_insert(d);
