@@ -71,10 +71,16 @@ impl FileChecker {
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };
             let engine = lockstep_dbe::Engine::new(facts.module, options);
-            let oracle = lockstep_dbe::SameAllocation { module: facts.module };
             // Divergent barriers are reported, never "fixed" by removal.
             let leave_alone = divergent.into_iter().collect();
-            self.dead.push(engine.run(&facts.func, &oracle, &leave_alone));
+            let result = if mode == lockstep_dbe::Mode::Precise {
+                // Precise mode asks the race analysis whether two threads can meet at one cell.
+                let oracle = ThreadIndexOracle(lockstep_race::ConflictOracle::new(&facts.func, &facts.cfg, &facts.uniformity, None));
+                engine.run(&facts.func, &oracle, &leave_alone)
+            } else {
+                engine.run(&facts.func, &lockstep_dbe::SameAllocation { module: facts.module }, &leave_alone)
+            };
+            self.dead.push(result);
         }
     }
 
@@ -83,6 +89,15 @@ impl FileChecker {
             out.push(lockstep_dbe::diagnostic(db, report));
         }
         dedup(out);
+    }
+}
+
+/// The race analysis's thread-index reasoning as the dead-barrier engine's oracle.
+struct ThreadIndexOracle<'a>(lockstep_race::ConflictOracle<'a>);
+
+impl lockstep_dbe::HazardOracle for ThreadIndexOracle<'_> {
+    fn conflicts(&self, _: &Function, earlier: lockstep_ir::Value, later: lockstep_ir::Value) -> bool {
+        self.0.may_conflict(earlier, later)
     }
 }
 
