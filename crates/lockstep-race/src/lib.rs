@@ -145,21 +145,54 @@ struct Ctx<'a> {
     /// Unordered instruction pairs already reported.
     done: HashSet<(Value, Value)>,
     out: Vec<Finding>,
+    stats: Stats,
+    queries: std::cell::Cell<usize>,
 }
 
 /// Finds the races of one flat kernel.
 pub fn analyze(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> Vec<Finding> {
+    analyze_with_stats(module, f, cfg, uni).0
+}
+
+/// What the analysis did, for cost measurements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Shared and device accesses of the kernel.
+    pub accesses: usize,
+    /// Barrier intervals examined (group and grid, all spaces).
+    pub intervals: usize,
+    /// Access pairs handed to the solver (after grouping by allocation and interval).
+    pub queries: usize,
+}
+
+/// [`analyze`], also reporting how much work it took.
+pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
     let group_size = f.entry.as_ref().and_then(|e| e.group_size);
     let acc = collect_accesses(module, f, cfg);
     if acc.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Stats::default());
     }
-    let mut cx = Ctx { module, f, cfg, uni, after_atomic: after_atomic(f, cfg), k: Kernel::new(f, cfg, uni, group_size), pos: Positions::new(f), acc, done: HashSet::new(), out: Vec::new() };
+    let stats = Stats { accesses: acc.len(), ..Stats::default() };
+    let mut cx = Ctx {
+        module,
+        f,
+        cfg,
+        uni,
+        after_atomic: after_atomic(f, cfg),
+        k: Kernel::new(f, cfg, uni, group_size),
+        pos: Positions::new(f),
+        acc,
+        done: HashSet::new(),
+        out: Vec::new(),
+        stats,
+        queries: std::cell::Cell::new(0),
+    };
     cx.group_pass(Space::Shared);
     cx.first_reads();
     cx.group_pass(Space::Device);
     cx.cross_group_pass();
-    cx.out
+    cx.stats.queries = cx.queries.get();
+    (cx.out, cx.stats)
 }
 
 /// Members of an interval by allocation, for one space.
@@ -212,6 +245,7 @@ impl Ctx<'_> {
     }
 
     fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
+        self.queries.set(self.queries.get() + 1);
         let len = alloc_len(self.module, l.0.alloc);
         let q = Query {
             k: &self.k,
@@ -255,6 +289,7 @@ impl Ctx<'_> {
         let f = self.f;
         let ends = |v: Value| group_sync(f, v, space);
         let ivs = intervals(f, self.cfg, &self.acc, &ends);
+        self.stats.intervals += ivs.len();
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
         for iv in &ivs {
             for members in by_alloc(&self.acc, iv, space).values() {
@@ -364,6 +399,7 @@ impl Ctx<'_> {
         let cfg = self.cfg;
         let ends = |v: Value| grid_sync(f, v);
         let ivs = intervals(f, cfg, &self.acc, &ends);
+        self.stats.intervals += ivs.len();
         let hlsl = self.module.collective_fences;
         let atomic_or_grid = |v: Value| grid_sync(f, v) || matches!(f.inst(v).op, Op::Atomic(..));
         let device_fence = |v: Value| grid_sync(f, v) || barrier(f, v).is_some_and(|b| b.mem >= Scope::Device && b.spaces.contains(lockstep_ir::MemSpace::Device));

@@ -229,7 +229,7 @@ impl Outcome {
 const ENUM_MAX: i128 = 1 << 12;
 const ENUM_SMALL: i128 = 65;
 /// Search nodes one question may use before answering conservatively.
-pub const DEFAULT_BUDGET: u64 = 200_000;
+pub const DEFAULT_BUDGET: u64 = 40_000;
 
 impl Problem {
     pub fn new_var(&mut self, lo: i128, hi: i128) -> Var {
@@ -524,6 +524,14 @@ impl Problem {
                         // Undefined (division by zero, huge shift): that execution traps, no access.
                         None => return false,
                     }
+                } else if let (FnOp::Rem, Some(m), true) = (f.op, f.b.eval(dom), dom[f.out].0 == dom[f.out].1) {
+                    // y = a % m with y known: a lies in one residue class (a >= 0 here).
+                    if m > 0 && dom[f.out].0 >= 0 {
+                        match residue(&f.a, dom[f.out].0, m, dom) {
+                            None => return false,
+                            Some(c) => changed |= c,
+                        }
+                    }
                 } else if f.op == FnOp::Xor {
                     // y = a ^ b is invertible: a = y ^ b.
                     let (o, _) = dom[f.out];
@@ -684,6 +692,28 @@ fn solve_single(l: &Lin, value: i128, dom: &[(i128, i128)]) -> Option<Result<(Va
     let rest = l.subst(v, &Lin::konst(0)).eval(dom)?;
     let need = value - rest;
     Some(if need % c == 0 { Ok((v, need / c)) } else { Err(()) })
+}
+
+/// Moves the bounds of the one open unit-coefficient variable of `a` onto
+/// the class `a ≡ r (mod m)`; None on an empty domain.
+fn residue(a: &Lin, r: i128, m: i128, dom: &mut [(i128, i128)]) -> Option<bool> {
+    let open: Vec<&(Var, i128)> = a.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
+    let [&(v, c)] = open.as_slice() else { return Some(false) };
+    let (lo, hi) = dom[v];
+    if c.abs() != 1 || lo <= -INF || hi >= INF {
+        return Some(false);
+    }
+    let rest = a.subst(v, &Lin::konst(0)).eval(dom)?;
+    // c*v + rest ≡ r  =>  v ≡ (r - rest)*c
+    let want = ((r - rest) * c).rem_euclid(m);
+    let nlo = lo + (want - lo).rem_euclid(m);
+    let nhi = hi - (hi - want).rem_euclid(m);
+    if nlo > nhi {
+        return None;
+    }
+    let changed = (nlo, nhi) != (lo, hi);
+    dom[v] = (nlo, nhi);
+    Some(changed)
 }
 
 /// In `e == 0`, a unit-coefficient variable is congruent modulo the gcd of
