@@ -602,7 +602,7 @@ impl Build<'_> {
     /// `blockIdx.x * blockDim.x + threadIdx.x` and grid-stride loops stay
     /// injective when the block and grid sizes are symbols).
     fn same_cell(&mut self, a: &Lin, b: &Lin, depth: u32) {
-        if depth < 4 {
+        if depth < 6 {
             if let Some(((pa, ra), (pb, rb))) = self.radix(a, 0).zip(self.radix(b, 0)) {
                 if pa.0 == pb.0 && pa.2 == pb.2 {
                     self.same_cell(&pa.1, &pb.1, depth + 1);
@@ -610,8 +610,31 @@ impl Build<'_> {
                     return;
                 }
             }
+            // The same with a literal radix: `64*(8*gy + ty) + (8*gx + tx)`
+            // with the remainder below 64 on both sides.
+            let mut radices: Vec<i128> = a.terms.iter().map(|t| t.1.abs()).filter(|&c| c > 1).collect();
+            radices.sort_unstable_by(|x, y| y.cmp(x));
+            radices.dedup();
+            for c in radices {
+                if let (Some((pa, ra)), Some((pb, rb))) = (self.const_radix(a, c), self.const_radix(b, c)) {
+                    self.same_cell(&pa, &pb, depth + 1);
+                    self.same_cell(&ra, &rb, depth + 1);
+                    return;
+                }
+            }
         }
         self.p.eq(a, b);
+    }
+
+    /// Splits `l` as `c*P + R` with `0 <= R < c`.
+    fn const_radix(&self, l: &Lin, c: i128) -> Option<(Lin, Lin)> {
+        let (high, low): (Vec<(Var, i128)>, Vec<(Var, i128)>) = l.terms.iter().partition(|t| t.1 % c == 0);
+        if high.is_empty() {
+            return None;
+        }
+        let p = Lin { terms: high.iter().map(|&(v, x)| (v, x / c)).collect(), k: l.k.div_euclid(c) };
+        let r = Lin { terms: low, k: l.k.rem_euclid(c) };
+        (self.nonneg(&r) && self.below(&r, &Lin::konst(c), 0)).then_some((p, r))
     }
 
     /// Splits `l` as `c * (P * W) + R` with `R` provably in `[0, c*W)`:
