@@ -27,7 +27,17 @@ fn cell_name(m: &Module, f: &Function, a: Alloc, w: Option<&Witness>) -> Option<
     let cell = w?.cell?;
     let cell = u64::try_from(cell).ok()?;
     Some(match a {
-        Alloc::Global(g) => m.global(g).describe_cell(cell),
+        Alloc::Global(g) => {
+            let global = m.global(g);
+            if global.dims.is_empty() && global.len != Some(global.cells_per_elem.max(1) as u64) {
+                // An unsized buffer: still show the element index.
+                let mut indexed = global.clone();
+                indexed.dims = vec![0];
+                indexed.describe_cell(cell)
+            } else {
+                global.describe_cell(cell)
+            }
+        }
         Alloc::Param(_) => format!("{}[{cell}]", alloc_name(m, f, a)),
     })
 }

@@ -210,13 +210,13 @@ impl Query<'_> {
     pub fn conflict(&self) -> Option<Witness> {
         let mut b = Build { q: self, p: Problem::default(), keys: HashMap::new(), memo: [HashMap::new(), HashMap::new()], fcache: HashMap::new(), linked: Vec::new() };
         let addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
-        for s in 0..2 {
-            for (c, pol) in self.k.guards(self.sides[s].block) {
+        for (s, (side, a)) in self.sides.iter().zip(&addr).enumerate() {
+            for (c, pol) in self.k.guards(side.block) {
                 b.cond(s as u8, c, pol, 0);
             }
             if let Some(len) = self.len {
-                b.p.le(&Lin::konst(0), &addr[s]);
-                b.p.le(&addr[s], &Lin::konst(len as i128 - 1));
+                b.p.le(&Lin::konst(0), a);
+                b.p.le(a, &Lin::konst(len as i128 - 1));
             }
         }
         b.size_bounds();
@@ -628,7 +628,8 @@ impl Build<'_> {
 
     /// Splits `l` as `c*P + R` with `0 <= R < c`.
     fn const_radix(&self, l: &Lin, c: i128) -> Option<(Lin, Lin)> {
-        let (high, low): (Vec<(Var, i128)>, Vec<(Var, i128)>) = l.terms.iter().partition(|t| t.1 % c == 0);
+        type Terms = Vec<(Var, i128)>;
+        let (high, low): (Terms, Terms) = l.terms.iter().partition(|t| t.1 % c == 0);
         if high.is_empty() {
             return None;
         }
@@ -792,6 +793,13 @@ impl Build<'_> {
                 groups[s as usize][ax as usize] = get(Key::Gid(owner, ax));
             }
         }
+        // Ids the solver left open are free: make the two groups differ.
+        if q.mode == Mode::CrossGroup && groups[0] == groups[1] {
+            let open = |s: u8, ax: u8| self.keys.get(&Key::Gid(Owner::Side(s), ax)).is_some_and(|&v| values[v].is_none());
+            if let Some(ax) = (0..3u8).find(|&ax| q.k.wide(q.mode, ax as usize) && open(0, ax)) {
+                groups[0][ax as usize] = groups[1][ax as usize] + 1;
+            }
+        }
         // Unconstrained components: make the two threads (groups) differ.
         match q.mode {
             Mode::SameGroup if threads[0] == threads[1] => {
@@ -814,7 +822,7 @@ impl Build<'_> {
 /// Whether `x` has the same value in every iteration of `lp`: defined
 /// outside it, or pure arithmetic on such values and launch constants.
 fn invariant_in(f: &Function, inst_block: &[Option<BlockId>], lp: &lockstep_analysis::cfg::Loop, x: Value, depth: u32) -> bool {
-    if inst_block[x.index()].map_or(true, |b| lp.blocks.binary_search(&b).is_err()) {
+    if inst_block[x.index()].is_none_or(|b| lp.blocks.binary_search(&b).is_err()) {
         return true;
     }
     if depth > 8 {
