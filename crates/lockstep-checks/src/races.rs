@@ -20,6 +20,7 @@ fn alloc_name(m: &Module, f: &Function, a: Alloc) -> String {
     match a {
         Alloc::Global(g) => m.global(g).name.clone(),
         Alloc::Param(p) => f.params.get(p as usize).map_or_else(|| format!("parameter {p}"), |p| p.name.clone()),
+        Alloc::Unknown => "memory reached through a pointer".into(),
     }
 }
 
@@ -39,6 +40,7 @@ fn cell_name(m: &Module, f: &Function, a: Alloc, w: Option<&Witness>) -> Option<
             }
         }
         Alloc::Param(_) => format!("{}[{cell}]", alloc_name(m, f, a)),
+        Alloc::Unknown => return None,
     })
 }
 

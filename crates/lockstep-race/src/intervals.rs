@@ -39,6 +39,8 @@ pub enum Space {
 pub enum Alloc {
     Global(GlobalId),
     Param(u32),
+    /// Through a pointer the IR cannot trace to a root: may be any allocation of its space.
+    Unknown,
 }
 
 #[derive(Clone, Debug)]
@@ -50,10 +52,12 @@ pub struct Access {
     pub space: Space,
     pub alloc: Alloc,
     pub index: Value,
+    /// The pointer an untraceable access goes through.
+    pub base: Option<Value>,
 }
 
-/// Classifies a memory reference; None for private, read-only and
-/// untraceable pointer memory, which this analysis does not model.
+/// Classifies a memory reference; None for private and read-only memory.
+/// Untraceable pointers count as device memory unless typed shared.
 pub fn classify(module: &Module, m: &MemRef) -> Option<(Space, Alloc)> {
     match m.root {
         Root::Global(g) => {
@@ -70,7 +74,12 @@ pub fn classify(module: &Module, m: &MemRef) -> Option<(Space, Alloc)> {
             MemSpace::Device | MemSpace::Unknown => Some((Space::Device, Alloc::Param(p))),
             MemSpace::Private | MemSpace::Constant => None,
         },
-        Root::Local(_) | Root::Ptr(_) => None,
+        Root::Ptr(_) => match m.space {
+            MemSpace::Shared => Some((Space::Shared, Alloc::Unknown)),
+            MemSpace::Device | MemSpace::Unknown => Some((Space::Device, Alloc::Unknown)),
+            MemSpace::Private | MemSpace::Constant => None,
+        },
+        Root::Local(_) => None,
     }
 }
 
@@ -85,8 +94,19 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
                 Op::Atomic(_, m, _) => (AccessKind::Atomic, m),
                 _ => continue,
             };
+            // A pointer the front end left undefined (an array it could not
+            // bind to a parameter) addresses nothing this analysis can name.
+            if let Root::Ptr(p) = m.root {
+                if matches!(f.inst(p).op, Op::Undef) {
+                    continue;
+                }
+            }
             if let Some((space, alloc)) = classify(module, m) {
-                out.push(Access { inst: v, block: b, pos, kind, space, alloc, index: m.index });
+                let base = match m.root {
+                    Root::Ptr(p) => Some(p),
+                    _ => None,
+                };
+                out.push(Access { inst: v, block: b, pos, kind, space, alloc, index: m.index, base });
             }
         }
     }

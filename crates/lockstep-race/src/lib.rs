@@ -129,7 +129,7 @@ fn alloc_len(module: &Module, a: Alloc) -> Option<u64> {
             // Dynamic shared memory and unsized buffers have no useful bound.
             g.len.filter(|&n| n > 0 && g.kind != lockstep_ir::GlobalKind::DynamicShared)
         }
-        Alloc::Param(_) => None,
+        Alloc::Param(_) | Alloc::Unknown => None,
     }
 }
 
@@ -195,13 +195,23 @@ pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Unifor
     (cx.out, cx.stats)
 }
 
-/// Members of an interval by allocation, for one space.
+/// Members of an interval by allocation, for one space. Accesses through
+/// untraceable pointers join every allocation's group.
 fn by_alloc<'i>(acc: &[Access], iv: &'i Interval, space: Space) -> BTreeMap<Alloc, Vec<&'i (usize, Offsets)>> {
     let mut m: BTreeMap<Alloc, Vec<&(usize, Offsets)>> = BTreeMap::new();
+    let mut unknown = Vec::new();
     for member in &iv.members {
         let a = &acc[member.0];
         if a.space == space {
             m.entry(a.alloc).or_default().push(member);
+            if a.alloc == Alloc::Unknown {
+                unknown.push(member);
+            }
+        }
+    }
+    for (alloc, members) in m.iter_mut() {
+        if *alloc != Alloc::Unknown {
+            members.extend(unknown.iter().copied());
         }
     }
     m
@@ -246,13 +256,14 @@ impl Ctx<'_> {
 
     fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
-        let len = alloc_len(self.module, l.0.alloc);
+        // Through a pointer the other access's allocation bound does not apply.
+        let len = if e.0.alloc == l.0.alloc { alloc_len(self.module, l.0.alloc) } else { None };
         let q = Query {
             k: &self.k,
             mode,
             sides: [
-                Side { block: l.0.block, index: l.0.index, offsets: l.1.to_vec() },
-                Side { block: e.0.block, index: e.0.index, offsets: e.1.to_vec() },
+                Side { block: l.0.block, index: l.0.index, base: l.0.base, offsets: l.1.to_vec() },
+                Side { block: e.0.block, index: e.0.index, base: e.0.base, offsets: e.1.to_vec() },
             ],
             len,
         };
@@ -262,7 +273,7 @@ impl Ctx<'_> {
     fn coherent(&self, a: Alloc) -> bool {
         match a {
             Alloc::Global(g) => self.module.global(g).coherent,
-            Alloc::Param(_) => false,
+            Alloc::Param(_) | Alloc::Unknown => false,
         }
     }
 
@@ -536,7 +547,7 @@ impl<'a> ConflictOracle<'a> {
         let q = Query {
             k: &self.k,
             mode: Mode::SameGroup,
-            sides: [Side { block: bb, index: mb.index, offsets: Vec::new() }, Side { block: ba, index: ma.index, offsets: Vec::new() }],
+            sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new() }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new() }],
             len: None,
         };
         q.conflict().is_some()

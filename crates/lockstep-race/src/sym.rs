@@ -117,6 +117,8 @@ pub enum Mode {
 pub struct Side {
     pub block: BlockId,
     pub index: Value,
+    /// For accesses through an untraceable pointer: the pointer, an unknown base address.
+    pub base: Option<Value>,
     /// Back edges crossed per loop (see [`crate::intervals::Offsets`]); empty
     /// when unknown, which relates two sides only outside every loop.
     pub offsets: Vec<u8>,
@@ -209,7 +211,12 @@ impl Query<'_> {
     /// Decides whether two different threads can touch the same cell.
     pub fn conflict(&self) -> Option<Witness> {
         let mut b = Build { q: self, p: Problem::default(), keys: HashMap::new(), memo: [HashMap::new(), HashMap::new()], fcache: HashMap::new(), linked: Vec::new() };
-        let addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
+        let mut addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
+        for (s, side) in self.sides.iter().enumerate() {
+            if let Some(p) = side.base {
+                addr[s] = addr[s].add(&b.leaf(s as u8, p));
+            }
+        }
         for (s, (side, a)) in self.sides.iter().zip(&addr).enumerate() {
             for (c, pol) in self.k.guards(side.block) {
                 b.cond(s as u8, c, pol, 0);
@@ -621,6 +628,13 @@ impl Build<'_> {
                     self.same_cell(&ra, &rb, depth + 1);
                     return;
                 }
+            }
+            // Terms both sides share (one base pointer, one uniform offset)
+            // cancel; the rest may split then.
+            let common: Vec<(Var, i128)> = a.terms.iter().filter(|t| b.terms.contains(t)).copied().collect();
+            if !common.is_empty() {
+                let c = Lin { terms: common, k: 0 };
+                return self.same_cell(&a.sub(&c), &b.sub(&c), depth + 1);
             }
         }
         self.p.eq(a, b);
