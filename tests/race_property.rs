@@ -300,6 +300,34 @@ fn static_check_never_misses_an_enumerated_race() {
     assert!(t.false_positives * 4 <= t.reports, "{} of {} reports are false positives", t.false_positives, t.reports);
 }
 
+/// The reports of the HLSL fixture, word for word where the witness matters.
+#[test]
+fn reports_name_both_accesses_the_hazard_and_a_witness() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hlsl/race_shared.hlsl");
+    let report = check_file(&path, Lang::Hlsl, &Options::default()).unwrap();
+    let at = |rule: &str, line: u32| {
+        report.diagnostics.iter().find(|d| d.rule == rule && report.db.location(d.span).0.line == line).unwrap_or_else(|| panic!("no {rule} at line {line}"))
+    };
+    let war = at("groupshared-read-then-no-barrier-write", 31);
+    assert_eq!(
+        war.message,
+        "WAR race on `TileA` with no barrier between: thread (0,0,0) writes `TileA[0][0]` (line 31) in iteration k+1 while thread (1,0,0) reads it (line 35) in iteration k"
+    );
+    assert_eq!(war.severity, lockstep_diag::Severity::Error);
+    assert_eq!(report.db.location(war.labels[0].span).0.line, 35);
+    assert!(war.notes[0].contains("back edge") && war.notes[0].contains("GroupMemoryBarrierWithGroupSync()"), "{:?}", war.notes);
+    // Every thread with gtid.x == 0 stores the same uniform value: a warning with a note.
+    let same = at("groupshared-write-write-race", 97);
+    assert_eq!(same.severity, lockstep_diag::Severity::Warning);
+    assert!(same.notes.iter().any(|n| n.contains("same group-uniform value")), "{:?}", same.notes);
+    assert_eq!(at("groupshared-write-write-race", 99).severity, lockstep_diag::Severity::Error);
+    // The fence is the primary span; both accesses are labels.
+    let fence = at("fence-without-sync", 118);
+    let labels: Vec<u32> = fence.labels.iter().map(|l| report.db.location(l.span).0.line).collect();
+    assert_eq!(labels, vec![119, 117]);
+    assert!(fence.message.contains("thread (0,0,0) reads `Row[1]` (line 119) while thread (1,0,0) writes it (line 117)"), "{}", fence.message);
+}
+
 #[test]
 #[ignore = "measurement: run with --release --ignored --nocapture"]
 fn false_positive_rate_and_cost() {

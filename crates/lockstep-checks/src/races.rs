@@ -140,7 +140,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
     let mut d = Diagnostic::new(x.rule.id(), severity, span, message);
     d = if x.rule == Rule::FenceWithoutSync {
         d.with_primary_label("a fence, not a barrier")
-            .with_label(later_span, format!("this {} ...", noun(x.later.kind)))
+            .with_label(later_span, format!("this {} by one thread is not ordered by the fence", noun(x.later.kind)))
     } else {
         d.with_primary_label(format!("this {}", noun(x.later.kind)))
     };
