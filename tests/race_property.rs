@@ -100,13 +100,16 @@ enum Stmt {
 
 struct Kernel {
     group: i64,
+    /// The size comes from `__launch_bounds__` (a bound, blockDim symbolic) instead of `--group-size`.
+    bounded: bool,
     looped: bool,
     body: Vec<Stmt>,
 }
 
 /// Source lines of the kernel; body statement i is on line `first_line + i`.
 fn render(k: &Kernel) -> (String, u32) {
-    let mut s = String::from("__global__ void k(float* out)\n{\n    __shared__ float s[64];\n    float acc = 0.0f;\n");
+    let bounds = if k.bounded { format!("__launch_bounds__({}) ", k.group) } else { String::new() };
+    let mut s = format!("__global__ void {bounds}k(float* out)\n{{\n    __shared__ float s[64];\n    float acc = 0.0f;\n");
     let mut line = 5;
     if k.looped {
         s.push_str("    for (int it = 0; it < 2; ++it) {\n");
@@ -157,7 +160,7 @@ fn generate(rng: &mut Rng) -> Kernel {
         };
         body.push(st);
     }
-    Kernel { group, looped: rng.below(2) == 0, body }
+    Kernel { group, bounded: rng.below(2) == 0, looped: rng.below(2) == 0, body }
 }
 
 /// Racing (line, thread, line, thread) combinations: the first line is the
@@ -231,7 +234,7 @@ fn check_kernel(dir: &std::path::Path, n: usize, k: &Kernel) -> (Vec<Reported>, 
     let (text, first_line) = render(k);
     let path: PathBuf = dir.join(format!("k{n}.cu"));
     std::fs::write(&path, &text).unwrap();
-    let options = Options { group_size: Some([k.group as u32, 1, 1]), ..Options::default() };
+    let options = Options { group_size: (!k.bounded).then_some([k.group as u32, 1, 1]), ..Options::default() };
     let report = check_file(&path, Lang::Cuda, &options).unwrap();
     let line = |span| report.db.location(span).0.line;
     let mut reported = Vec::new();
