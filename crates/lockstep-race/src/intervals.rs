@@ -116,7 +116,7 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
 /// Per loop of the function (index into `cfg.loops`): back-edge crossings
 /// since the interval start, or since the path entered the loop when the
 /// start is outside it: 0, 1, [`MANY`] (twice or more), or [`NOT_IN`] (the
-/// path has not entered the loop).
+/// path is not inside the loop: not entered yet, or left it).
 pub type Offsets = Vec<u8>;
 pub const MANY: u8 = 2;
 pub const NOT_IN: u8 = 3;
@@ -180,6 +180,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             }
         }
         let mut members: Vec<(usize, Offsets)> = Vec::new();
+        let mut recorded: HashSet<(usize, Offsets)> = HashSet::new();
         let mut seen: HashSet<(BlockId, Offsets)> = HashSet::new();
         let mut work: Vec<(BlockId, usize, Offsets)> = vec![(block, from, init)];
         while let Some((b, from, off)) = work.pop() {
@@ -191,7 +192,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                     break;
                 }
                 if let Some(&ai) = by_inst.get(&v) {
-                    if !members.iter().any(|(m, o)| *m == ai && *o == off) {
+                    if recorded.insert((ai, off.clone())) {
                         members.push((ai, off.clone()));
                     }
                 }
@@ -202,13 +203,17 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             for &s in &cfg.succs[b.index()] {
                 let mut next = off.clone();
                 for (k, l) in cfg.loops.iter().enumerate() {
-                    if s != l.header {
-                        continue;
-                    }
-                    if l.blocks.binary_search(&b).is_ok() {
-                        next[k] = if next[k] == NOT_IN { MANY } else { (next[k] + 1).min(MANY) };
-                    } else {
-                        next[k] = 0;
+                    let (from_in, to_in) = (l.blocks.binary_search(&b).is_ok(), l.blocks.binary_search(&s).is_ok());
+                    if s == l.header {
+                        next[k] = match (from_in, next[k]) {
+                            (true, NOT_IN) => MANY,
+                            (true, o) => (o + 1).min(MANY),
+                            (false, _) => 0,
+                        };
+                    } else if from_in && !to_in {
+                        // Leaving the loop: only loops around the path stay counted, so
+                        // the states per block stay few however many loops come in a row.
+                        next[k] = NOT_IN;
                     }
                 }
                 if seen.insert((s, next.clone())) {

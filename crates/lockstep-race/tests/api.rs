@@ -90,3 +90,22 @@ fn conflict_query_for_the_dead_barrier_engine() {
     // Not memory accesses at all: conservatively true.
     assert!(may_conflict_across(f, &cfg, Value(0), own, None));
 }
+
+#[test]
+fn many_loops_in_one_interval_stay_cheap() {
+    // Forty barrier-free loops in a row: interval states must not multiply.
+    let mut src = String::from("__global__ void k(float* out, int n) {\n    __shared__ float s[256];\n    float acc = 0.0f;\n");
+    for i in 0..40 {
+        src.push_str(&format!("    for (int i{i} = 0; i{i} < n; ++i{i}) s[threadIdx.x] = acc + {i}.0f;\n"));
+    }
+    src.push_str("    __syncthreads();\n    out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x ^ 1];\n}\n");
+    let (_db, m) = lower(&src, Lang::Cuda);
+    let f = m.function(m.entries().next().unwrap());
+    let cfg = Cfg::new(f);
+    let uni = Uniformity::analyze(f, &cfg);
+    let start = std::time::Instant::now();
+    let (found, stats) = lockstep_race::analyze_with_stats(&m, f, &cfg, &uni);
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(stats.accesses, 42);
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+}
