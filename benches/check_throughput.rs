@@ -2,7 +2,8 @@
 //! generated corpus of realistic kernels, side by side with tree-sitter
 //! parse-only time on the same input. Prints MB/s, lines/s and the ratio.
 
-use lockstep::check::check_file;
+use lockstep::check::check_file_with;
+use lockstep_checks::CheckOptions;
 use lockstep_lower::{Lang, Options};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -131,13 +132,22 @@ fn main() {
             lockstep_syntax::parse(lang.grammar(), &out.text).map(|t| t.root_node().child_count()).unwrap_or(0)
         })
     });
-    let (check_s, found) = best_of(3, || {
-        parallel(&paths, |p| check_file(p, Lang::from_path(p).unwrap(), &Options::default()).unwrap().diagnostics.len())
-    });
-    let found: usize = found.iter().sum();
+    let check = |checks: CheckOptions| {
+        let (s, found) = best_of(3, || {
+            parallel(&paths, |p| check_file_with(p, Lang::from_path(p).unwrap(), &Options::default(), checks).unwrap().diagnostics.len())
+        });
+        (s, found.iter().sum::<usize>())
+    };
+    let (divergence_s, _) = check(CheckOptions { dead_barriers: None, races: false, ..CheckOptions::default() });
+    let (dead_s, _) = check(CheckOptions { races: false, ..CheckOptions::default() });
+    let (check_s, found) = check(CheckOptions::default());
     let row = |name: &str, s: f64| println!("{name:<28} {s:>8.3} s {:>9.2} MB/s {:>12.0} lines/s", mb / s, lines as f64 / s);
     row("tree-sitter parse only", parse_s);
     row("preprocess + parse", pp_parse_s);
+    row("check: divergence only", divergence_s);
+    row("check: + dead barriers", dead_s);
     row("lockstep check (full)", check_s);
+    println!("divergence check / parse-only: {:.2}x", divergence_s / parse_s);
+    println!("divergence + dead barriers / parse-only: {:.2}x", dead_s / parse_s);
     println!("full check / parse-only: {:.2}x  (diagnostics: {found})", check_s / parse_s);
 }

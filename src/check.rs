@@ -172,7 +172,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 let lang = args.lang.or_else(|| Lang::from_path(path)).unwrap_or(Lang::Hlsl);
-                let checks = CheckOptions { dead_barriers: args.dead_barriers.0, assume_calls_safe: args.assume_calls_safe };
+                let checks = CheckOptions { dead_barriers: args.dead_barriers.0, assume_calls_safe: args.assume_calls_safe, races: true };
                 let r = check_file_with(path, lang, &options, checks);
                 *results[i].lock().expect("no poisoned lock") = Some(r);
             });

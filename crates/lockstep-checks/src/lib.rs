@@ -45,11 +45,13 @@ pub struct CheckOptions {
     pub dead_barriers: Option<lockstep_dbe::Mode>,
     /// Treat calls to functions without a body as touching no shared or device memory.
     pub assume_calls_safe: bool,
+    /// Run the race checks (shared- and device-memory hazards).
+    pub races: bool,
 }
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { dead_barriers: Some(lockstep_dbe::Mode::Precise), assume_calls_safe: false }
+        CheckOptions { dead_barriers: Some(lockstep_dbe::Mode::Precise), assume_calls_safe: false, races: true }
     }
 }
 
@@ -67,7 +69,10 @@ impl FileChecker {
     }
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
-        let divergent = check_kernel(db, facts, out);
+        let divergent = divergence::check(db, facts, out);
+        if self.options.races {
+            races::check(db, facts, out);
+        }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };
             let engine = lockstep_dbe::Engine::new(facts.module, options);
@@ -99,13 +104,6 @@ impl lockstep_dbe::HazardOracle for ThreadIndexOracle<'_> {
     fn conflicts(&self, _: &Function, earlier: lockstep_ir::Value, later: lockstep_ir::Value) -> bool {
         self.0.may_conflict(earlier, later)
     }
-}
-
-/// Runs every per-kernel check on one kernel; returns the barriers found divergent.
-pub fn check_kernel(db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<lockstep_ir::Value> {
-    let divergent = divergence::check(db, facts, out);
-    races::check(db, facts, out);
-    divergent
 }
 
 /// Runs every check on every kernel of a module.
