@@ -173,6 +173,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
         }
         Rule::DeviceRace => {
             let across = x.witness.as_ref().is_some_and(|w| w.groups.is_some());
+            if across && x.coherent {
+                d = d.with_note(format!("`{name}` is coherent, which makes writes visible to other groups but does not order them"));
+            }
             d = d.with_note(if across {
                 "threads of different groups are not ordered by any barrier inside one dispatch; give each thread its own cells, use atomics, or split the dispatch".to_string()
             } else if hlsl {
