@@ -76,6 +76,13 @@ pub static RULES: &[Rule] = &[
         fix: false,
         doc: include_str!("../../../docs/rules/fence-without-sync.md"),
     },
+    Rule {
+        id: "dead-barrier",
+        severity: Severity::Warning,
+        summary: "a barrier that orders no memory hazard and only stalls the group",
+        fix: true,
+        doc: include_str!("../../../docs/rules/dead-barrier.md"),
+    },
 ];
 
 pub fn find_rule(id: &str) -> Option<&'static Rule> {
