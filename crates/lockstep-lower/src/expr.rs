@@ -1081,7 +1081,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .map(|&a| {
                         let place = self.place(a);
                         let rv = match &place {
-                            Some(Place::Mem { ty: SrcType::Array(..), .. }) => RV { vals: Vec::new(), ty: SrcType::Void },
+                            // An array argument decays to a pointer to its first element.
+                            Some(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) => {
+                                let ptr = self.emit(Op::AddrOf(*root, *base), Type::Ptr(*space), span);
+                                RV { vals: vec![ptr], ty: SrcType::Pointer(elem.clone(), *space) }
+                            }
                             Some(p) => self.read_place(p, span),
                             None => self.expr(a),
                         };

@@ -171,3 +171,20 @@ fn cuda_pointers_resolve_to_their_allocation() {
     let dyn_id = m.globals.iter().position(|g| g.name == "dyn").unwrap();
     assert_eq!(m.globals[dyn_id].kind, GlobalKind::DynamicShared);
 }
+
+#[test]
+fn arrays_passed_to_helpers_decay_to_pointers_into_them() {
+    let m = lower(
+        Lang::Cuda,
+        "__device__ float get(float* t, int i) { t[i] = 1.0f; return t[i + 1]; }\n__global__ void k(float* out) {\n __shared__ float tile[64];\n out[threadIdx.x] = get(tile, threadIdx.x);\n}\n",
+        &Options::default(),
+    );
+    let f = &m.functions[0];
+    let tile = m.globals.iter().position(|g| g.name == "tile").unwrap();
+    let tile_accesses = f
+        .insts
+        .iter()
+        .filter(|i| matches!(i.op.mem_ref(), Some(r) if r.root == Root::Global(lockstep_ir::GlobalId(tile as u32)) && r.space == MemSpace::Shared))
+        .count();
+    assert_eq!(tile_accesses, 2, "{}", lockstep_ir::function_to_string(&m, f));
+}
