@@ -1,0 +1,119 @@
+//! Launch-shape facts a kernel implies about itself.
+
+use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
+
+/// With an unknown group size: the widest group along x for which every
+/// access that indexes an array's innermost dimension directly with the
+/// thread's x id (`tile[row][threadIdx.x]`, `s[threadIdx.x + c]`) stays in
+/// bounds. A wider launch would make those accesses out of bounds, so the
+/// analyses may assume at most this many threads per group.
+pub fn in_bounds_group_width(module: &Module, f: &Function) -> Option<u32> {
+    let mut bound: Option<u64> = None;
+    for b in &f.blocks {
+        for &v in &b.insts {
+            let Some(m) = f.inst(v).op.mem_ref() else { continue };
+            let Root::Global(g) = m.root else { continue };
+            let global = module.global(g);
+            let (Some(&inner), 1) = (global.dims.last(), global.cells_per_elem) else { continue };
+            if inner == 0 {
+                continue;
+            }
+            let Some(offset) = thread_x_summand(f, m.index, 0) else { continue };
+            if offset < 0 || offset as u64 >= inner {
+                continue;
+            }
+            let width = inner - offset as u64;
+            bound = Some(bound.map_or(width, |b| b.min(width)));
+        }
+    }
+    bound.map(|b| b.min(u32::MAX as u64) as u32)
+}
+
+/// Constants at least this large are taken to select a row, not to shift within one.
+const ROW_OFFSET_MIN: i64 = 64;
+
+/// When `v` is a sum with the thread's x id as one summand of coefficient
+/// one, the sum of the constant summands (the rest must be non-negative
+/// multiples of the row stride for the bound to hold, which indexing by a
+/// row always gives). None when the x id is not a plain summand.
+fn thread_x_summand(f: &Function, v: Value, depth: u32) -> Option<i64> {
+    if depth > 16 {
+        return None;
+    }
+    match &f.inst(v).op {
+        Op::Builtin(Builtin::LocalId(0)) => Some(0),
+        Op::Convert(x) => thread_x_summand(f, *x, depth + 1),
+        Op::Binary(BinOp::Add, a, b) => {
+            // A constant summand within the row shifts the last in-bounds thread;
+            // a non-constant one (the row offset) does not.
+            let (x, other) = match thread_x_summand(f, *a, depth + 1) {
+                Some(c) => (c, *b),
+                None => (thread_x_summand(f, *b, depth + 1)?, *a),
+            };
+            Some(x + f.as_int(other).filter(|&k| k < ROW_OFFSET_MIN).unwrap_or(0).max(0))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_ir::{Const, Global, GlobalKind, MemRef, MemSpace, Terminator, Type};
+    use lockstep_source::{FileId, Span};
+
+    fn sp() -> Span {
+        Span::new(FileId(0), 0, 0)
+    }
+
+    fn shared(m: &mut Module, dims: Vec<u64>) -> lockstep_ir::GlobalId {
+        let len = dims.iter().product();
+        m.add_global(Global {
+            name: "buf".into(),
+            kind: GlobalKind::GroupShared,
+            space: MemSpace::Shared,
+            elem: Type::F32,
+            dims,
+            cells_per_elem: 1,
+            len: Some(len),
+            coherent: false,
+            init: Vec::new(),
+            span: sp(),
+        })
+    }
+
+    #[test]
+    fn a_row_indexed_by_the_thread_id_bounds_the_group_width() {
+        let mut m = Module::default();
+        let g = shared(&mut m, vec![2, 256]);
+        let mut f = Function::new("k", sp());
+        let b = f.add_block(sp());
+        let tid = f.push(b, Op::Builtin(Builtin::LocalId(0)), Type::U32, sp());
+        let row = f.push(b, Op::Const(Const::Int(256)), Type::U32, sp());
+        let one = f.push(b, Op::Const(Const::Int(1)), Type::U32, sp());
+        let idx = f.push(b, Op::Binary(BinOp::Add, row, tid), Type::U32, sp());
+        let idx1 = f.push(b, Op::Binary(BinOp::Add, tid, one), Type::U32, sp());
+        let zero = f.push(b, Op::Const(Const::Float(0.0)), Type::F32, sp());
+        let m1 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx };
+        f.push(b, Op::Store(m1, zero), Type::Void, sp());
+        assert_eq!(in_bounds_group_width(&m, &f), Some(256));
+        // `buf[0][tid + 1]` stays in bounds only for 255 threads.
+        let m2 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx1 };
+        f.push(b, Op::Load(m2), Type::F32, sp());
+        f.set_term(b, Terminator::Return(None), sp());
+        assert_eq!(in_bounds_group_width(&m, &f), Some(255));
+    }
+
+    #[test]
+    fn scaled_thread_ids_give_no_bound() {
+        let mut m = Module::default();
+        let g = shared(&mut m, vec![512]);
+        let mut f = Function::new("k", sp());
+        let b = f.add_block(sp());
+        let tid = f.push(b, Op::Builtin(Builtin::LocalId(0)), Type::U32, sp());
+        let two = f.push(b, Op::Const(Const::Int(2)), Type::U32, sp());
+        let idx = f.push(b, Op::Binary(BinOp::Mul, tid, two), Type::U32, sp());
+        f.push(b, Op::Load(MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx }), Type::F32, sp());
+        assert_eq!(in_bounds_group_width(&m, &f), None);
+    }
+}
