@@ -6,10 +6,6 @@ use lockstep_checks::RULES;
 /// Headings and markers every page must contain.
 const REQUIRED: &[&str] = &["## What it detects", "## Why it matters on a GPU", "Bad", "Good"];
 
-/// Pages that do not (yet) have everything in `REQUIRED`, with the subset they are held to.
-/// dead-barrier.md has no "Why it matters on a GPU" section and no Bad/Good examples yet.
-const EXCEPTIONS: &[(&str, &[&str])] = &[("dead-barrier", &["## What it detects"])];
-
 fn has_fenced_code_block(doc: &str) -> bool {
     let mut fences = doc.lines().filter(|l| l.trim_start().starts_with("```"));
     fences.next().is_some() && fences.next().is_some()
@@ -20,12 +16,7 @@ fn every_rule_doc_has_the_promised_sections() {
     let mut problems = Vec::new();
     for rule in RULES {
         let doc = rule.doc;
-        let required = EXCEPTIONS
-            .iter()
-            .find(|(id, _)| *id == rule.id)
-            .map(|(_, req)| *req)
-            .unwrap_or(REQUIRED);
-        for needle in required {
+        for needle in REQUIRED {
             if !doc.contains(needle) {
                 problems.push(format!("{}: missing `{}`", rule.id, needle));
             }
