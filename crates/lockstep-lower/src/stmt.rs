@@ -392,6 +392,27 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.enter(join);
     }
 
+    /// Lowers a loop's condition (`default` when it has none) and branches to `body` or `exit`.
+    fn loop_test(&mut self, n: Node<'t>, body: BlockId, exit: BlockId, default: bool, span: Span) {
+        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
+        let cond = match cond_node {
+            Some(c) => self.condition(c),
+            None => self.konst(Type::Bool, Const::Bool(default), span),
+        };
+        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
+        self.branch(cond, body, exit, span, cs);
+    }
+
+    /// Lowers a loop body with its `break`/`continue` targets, then jumps to `next`.
+    fn loop_body(&mut self, n: Node<'t>, exit: BlockId, continue_to: BlockId, next: BlockId, span: Span) {
+        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(continue_to) });
+        if let Some(b) = n.child_by_field_name("body") {
+            self.stmt(b);
+        }
+        self.loops.pop();
+        self.jump(next, span);
+    }
+
     fn while_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
         let header = self.new_block(span);
@@ -399,21 +420,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let exit = self.new_block(span);
         self.jump(header, span);
         self.enter(header);
-        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
-        let cond = match cond_node {
-            Some(c) => self.condition(c),
-            None => self.konst(Type::Bool, Const::Bool(true), span),
-        };
-        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
-        self.branch(cond, body, exit, span, cs);
+        self.loop_test(n, body, exit, true, span);
         self.seal(body);
         self.enter(body);
-        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(header) });
-        if let Some(b) = n.child_by_field_name("body") {
-            self.stmt(b);
-        }
-        self.loops.pop();
-        self.jump(header, span);
+        self.loop_body(n, exit, header, header, span);
         self.seal(header);
         self.seal(exit);
         self.enter(exit);
@@ -435,21 +445,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let exit = self.new_block(span);
         self.jump(header, span);
         self.enter(header);
-        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
-        let cond = match cond_node {
-            Some(c) => self.condition(c),
-            None => self.konst(Type::Bool, Const::Bool(true), span),
-        };
-        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
-        self.branch(cond, body, exit, span, cs);
+        self.loop_test(n, body, exit, true, span);
         self.seal(body);
         self.enter(body);
-        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(latch) });
-        if let Some(b) = n.child_by_field_name("body") {
-            self.stmt(b);
-        }
-        self.loops.pop();
-        self.jump(latch, span);
+        self.loop_body(n, exit, latch, latch, span);
         self.seal(latch);
         self.enter(latch);
         let mut c = n.walk();
@@ -471,21 +470,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let exit = self.new_block(span);
         self.jump(body, span);
         self.enter(body);
-        self.loops.push(LoopTargets { break_to: exit, continue_to: Some(latch) });
-        if let Some(b) = n.child_by_field_name("body") {
-            self.stmt(b);
-        }
-        self.loops.pop();
-        self.jump(latch, span);
+        self.loop_body(n, exit, latch, latch, span);
         self.seal(latch);
         self.enter(latch);
-        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
-        let cond = match cond_node {
-            Some(c) => self.condition(c),
-            None => self.konst(Type::Bool, Const::Bool(false), span),
-        };
-        let cs = cond_node.map(|c| self.span(c)).unwrap_or(span);
-        self.branch(cond, body, exit, span, cs);
+        self.loop_test(n, body, exit, false, span);
         self.seal(body);
         self.seal(exit);
         self.enter(exit);
