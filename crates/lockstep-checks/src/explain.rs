@@ -19,12 +19,11 @@ pub fn show(db: &SourceDb, f: &Function, v: Value) -> String {
     }
 }
 
-/// Describes a thread-identity builtin, naming how the source spelled it
-/// (`SV_DispatchThreadID`, `threadIdx.x`) when that is visible.
+/// Describes a thread-identity builtin, naming how the source spelled it when
+/// that is visible.
 fn builtin_phrase(db: &SourceDb, f: &Function, v: Value, b: Builtin) -> String {
     let text = db.snippet(f.inst(v).span);
     let what = match b {
-        _ if text.contains("DispatchThread") => "the thread's position in the dispatch",
         Builtin::LocalId(_) | Builtin::LocalIndex => "the thread's index within its group",
         Builtin::LaneId => "the thread's lane within its wave",
         Builtin::GroupId(_) => "the group's index in the dispatch",
@@ -32,8 +31,10 @@ fn builtin_phrase(db: &SourceDb, f: &Function, v: Value, b: Builtin) -> String {
         Builtin::NumGroups(_) => "the number of groups",
         Builtin::WaveSize => "the wave size",
     };
+    // A declaration that binds the builtin through an annotation (`uint3 id : SEMANTIC`)
+    // is shown by its annotation; an expression (`threadIdx.x`) as written.
     let spelled = match text.rsplit_once(':') {
-        Some((_, sem)) if sem.trim().starts_with("SV_") => sem.trim().to_string(),
+        Some((_, tag)) if !tag.trim().is_empty() && tag.trim().chars().all(|c| c.is_alphanumeric() || c == '_') => tag.trim().to_string(),
         _ => text.split_whitespace().collect::<Vec<_>>().join(" "),
     };
     if spelled.is_empty() || spelled.len() > 40 {
