@@ -17,7 +17,10 @@ fn main() {
         println!("{}", lockstep_ir::function_to_string(m, &f));
         let cfg = Cfg::new(&f);
         let uni = Uniformity::analyze(&f, &cfg);
-        for x in lockstep_race::analyze(m, &f, &cfg, &uni) {
+        let t = std::time::Instant::now();
+        let (found, stats) = lockstep_race::analyze_with_stats(m, &f, &cfg, &uni);
+        eprintln!("{} accesses, {} intervals, {} queries, {:?}", stats.accesses, stats.intervals, stats.queries, t.elapsed());
+        for x in found {
             println!("{:?} later={:?} earlier={:?} w={:?}", x.rule, x.later, x.earlier, x.witness);
         }
     }
