@@ -315,8 +315,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             "declaration" => self.declaration(n),
             "if_statement" => self.if_stmt(n),
-            "while_statement" => self.while_stmt(n),
-            "for_statement" => self.for_stmt(n),
+            // A `while` is a `for` without initializer and update.
+            "while_statement" | "for_statement" => self.for_stmt(n),
             "do_statement" => self.do_stmt(n),
             "switch_statement" => self.switch_stmt(n),
             "break_statement" => match self.loops.last().map(|l| l.break_to) {
@@ -411,22 +411,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         self.loops.pop();
         self.jump(next, span);
-    }
-
-    fn while_stmt(&mut self, n: Node<'t>) {
-        let span = self.span(n);
-        let header = self.new_block(span);
-        let body = self.new_block(span);
-        let exit = self.new_block(span);
-        self.jump(header, span);
-        self.enter(header);
-        self.loop_test(n, body, exit, true, span);
-        self.seal(body);
-        self.enter(body);
-        self.loop_body(n, exit, header, header, span);
-        self.seal(header);
-        self.seal(exit);
-        self.enter(exit);
     }
 
     fn for_stmt(&mut self, n: Node<'t>) {
