@@ -255,6 +255,28 @@ impl Groups {
     }
 }
 
+impl Prepared {
+    /// The execution context shared by every worker of one run.
+    fn context<'a>(&'a self, device: &'a [AtomicU64], abort: &'a AtomicBool, config: &RunConfig) -> Ctx<'a> {
+        Ctx {
+            prog: &self.prog,
+            allocs: &self.layout.allocs,
+            device,
+            constant: &self.layout.constant,
+            shared_init: &self.layout.shared_init,
+            shared_preset: &self.layout.shared_preset,
+            private_init: &self.layout.private_init,
+            group_size: self.group_size,
+            num_groups: config.groups,
+            wave: self.wave,
+            scheduler: config.scheduler,
+            seed: config.seed,
+            max_steps: config.max_steps,
+            abort,
+        }
+    }
+}
+
 fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Prepared, RunError> {
     let func = lockstep_ir::inline_calls(module, entry);
     let errors = lockstep_ir::verify(&func);
@@ -309,22 +331,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
     let p = prepare(module, entry, launch, config)?;
     let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
     let abort = AtomicBool::new(false);
-    let ctx = Ctx {
-        prog: &p.prog,
-        allocs: &p.layout.allocs,
-        device: &device,
-        constant: &p.layout.constant,
-        shared_init: &p.layout.shared_init,
-        shared_preset: &p.layout.shared_preset,
-        private_init: &p.layout.private_init,
-        group_size: p.group_size,
-        num_groups: config.groups,
-        wave: p.wave,
-        scheduler: config.scheduler,
-        seed: config.seed,
-        max_steps: config.max_steps,
-        abort: &abort,
-    };
+    let ctx = p.context(&device, &abort, config);
     let merger = Mutex::new(Merger {
         groups: &p.groups,
         dims: config.groups,
@@ -521,22 +528,7 @@ pub fn trace_values(module: &Module, entry: FuncId, launch: &Launch, config: &Ru
     let p = prepare(module, entry, launch, config)?;
     let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
     let abort = AtomicBool::new(false);
-    let ctx = Ctx {
-        prog: &p.prog,
-        allocs: &p.layout.allocs,
-        device: &device,
-        constant: &p.layout.constant,
-        shared_init: &p.layout.shared_init,
-        shared_preset: &p.layout.shared_preset,
-        private_init: &p.layout.private_init,
-        group_size: p.group_size,
-        num_groups: config.groups,
-        wave: p.wave,
-        scheduler: config.scheduler,
-        seed: config.seed,
-        max_steps: config.max_steps,
-        abort: &abort,
-    };
+    let ctx = p.context(&device, &abort, config);
     let g = p.groups.get(0);
     let mut w = Worker::new(&ctx, false);
     let r = w.run_group::<false, true>(&ctx, g, linear(g, config.groups));
