@@ -77,8 +77,10 @@ impl FileChecker {
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let divergent = divergence::check(db, facts, out);
+        // One oracle for the race checks and the dead-barrier engine: they ask many of the same questions.
+        let oracle = lockstep_race::ConflictOracle::new(&facts.func, &facts.cfg, &facts.uniformity, None);
         if self.options.races {
-            races::check(db, facts, out);
+            races::check(db, facts, &oracle, out);
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };
@@ -87,8 +89,7 @@ impl FileChecker {
             let leave_alone = divergent.into_iter().collect();
             let result = if mode == lockstep_dbe::Mode::Precise {
                 // Precise mode asks the race analysis whether two threads can meet at one cell.
-                let oracle = ThreadIndexOracle(lockstep_race::ConflictOracle::new(&facts.func, &facts.cfg, &facts.uniformity, None));
-                engine.run(&facts.func, &oracle, &leave_alone)
+                engine.run(&facts.func, &ThreadIndexOracle(&oracle), &leave_alone)
             } else {
                 engine.run(&facts.func, &lockstep_dbe::SameAllocation { module: facts.module }, &leave_alone)
             };
@@ -105,9 +106,9 @@ impl FileChecker {
 }
 
 /// The race analysis's thread-index reasoning as the dead-barrier engine's oracle.
-struct ThreadIndexOracle<'a>(lockstep_race::ConflictOracle<'a>);
+struct ThreadIndexOracle<'o, 'a>(&'o lockstep_race::ConflictOracle<'a>);
 
-impl lockstep_dbe::HazardOracle for ThreadIndexOracle<'_> {
+impl lockstep_dbe::HazardOracle for ThreadIndexOracle<'_, '_> {
     fn conflicts(&self, _: &Function, earlier: lockstep_ir::Value, later: lockstep_ir::Value) -> bool {
         self.0.may_conflict(earlier, later)
     }

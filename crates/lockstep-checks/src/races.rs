@@ -10,8 +10,8 @@ use lockstep_race::sym::Witness;
 use lockstep_race::{At, Finding, Hazard, Rule, MANY_ITERATIONS};
 use lockstep_source::SourceDb;
 
-pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for finding in lockstep_race::analyze(k.module, &k.func, &k.cfg, &k.uniformity) {
+pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, out: &mut Vec<Diagnostic>) {
+    for finding in lockstep_race::analyze_kernel(k.module, oracle.kernel()).0 {
         out.push(report(db, k.module, &k.func, &finding));
     }
 }

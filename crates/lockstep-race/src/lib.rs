@@ -11,6 +11,7 @@
 //! engine's precise mode needs.
 
 pub mod intervals;
+pub mod relax;
 pub mod solver;
 pub mod sym;
 
@@ -138,7 +139,7 @@ struct Ctx<'a> {
     f: &'a Function,
     cfg: &'a Cfg,
     uni: &'a Uniformity,
-    k: Kernel<'a>,
+    k: &'a Kernel<'a>,
     acc: Vec<Access>,
     pos: Positions,
     after_atomic: Vec<bool>,
@@ -168,6 +169,13 @@ pub struct Stats {
 /// [`analyze`], also reporting how much work it took.
 pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
     let group_size = f.entry.as_ref().and_then(|e| e.group_size);
+    analyze_kernel(module, &Kernel::new(f, cfg, uni, group_size))
+}
+
+/// [`analyze_with_stats`] on a prepared kernel, whose answers
+/// [`ConflictOracle::kernel`] shares with the dead-barrier engine.
+pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding>, Stats) {
+    let (f, cfg, uni) = (k.f, k.cfg, k.uni);
     let acc = collect_accesses(module, f, cfg);
     if acc.is_empty() {
         return (Vec::new(), Stats::default());
@@ -179,7 +187,7 @@ pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Unifor
         cfg,
         uni,
         after_atomic: after_atomic(f, cfg),
-        k: Kernel::new(f, cfg, uni, group_size),
+        k,
         pos: Positions::new(f),
         acc,
         done: HashSet::new(),
@@ -524,15 +532,31 @@ pub fn may_conflict_across(f: &Function, cfg: &Cfg, a: Value, b: Value, group_si
 pub struct ConflictOracle<'a> {
     k: Kernel<'a>,
     blocks: Vec<Option<lockstep_ir::BlockId>>,
+    /// The dead-barrier engine asks about the same pairs for every candidate barrier.
+    answers: std::cell::RefCell<std::collections::HashMap<(Value, Value), bool>>,
 }
 
 impl<'a> ConflictOracle<'a> {
     pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>) -> ConflictOracle<'a> {
         let group_size = group_size.or_else(|| f.entry.as_ref().and_then(|e| e.group_size));
-        ConflictOracle { k: Kernel::new(f, cfg, uni, group_size), blocks: f.inst_blocks() }
+        ConflictOracle { k: Kernel::new(f, cfg, uni, group_size), blocks: f.inst_blocks(), answers: Default::default() }
+    }
+
+    /// The prepared kernel, to run [`analyze_kernel`] with the same solver answers.
+    pub fn kernel(&self) -> &Kernel<'a> {
+        &self.k
     }
 
     pub fn may_conflict(&self, a: Value, b: Value) -> bool {
+        if let Some(&known) = self.answers.borrow().get(&(a, b)) {
+            return known;
+        }
+        let answer = self.decide(a, b);
+        self.answers.borrow_mut().insert((a, b), answer);
+        answer
+    }
+
+    fn decide(&self, a: Value, b: Value) -> bool {
         let f = self.k.f;
         let get = |v: Value| f.insts.get(v.index()).and_then(|i| i.op.mem_ref().copied());
         let (Some(ma), Some(mb)) = (get(a), get(b)) else { return true };

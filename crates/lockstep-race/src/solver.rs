@@ -9,6 +9,8 @@
 //! cannot decide it answers "feasible, not exact": callers treat that as a
 //! possible race, so the solver may over-approximate but never misses one.
 
+use crate::relax::{self, Relaxed};
+
 /// Bounds at or beyond this magnitude mean "unbounded".
 pub const INF: i128 = 1 << 100;
 
@@ -129,6 +131,12 @@ fn term(c: i128, bound: i128) -> i128 {
 }
 
 fn div_floor(a: i128, b: i128) -> i128 {
+    // Unit coefficients are the common case: no 128-bit division.
+    match b {
+        1 => return a,
+        -1 => return -a,
+        _ => {}
+    }
     let q = a / b;
     if (a % b != 0) && ((a < 0) != (b < 0)) {
         q - 1
@@ -181,7 +189,7 @@ impl FnOp {
 }
 
 /// `out = op(a, b)`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Func {
     pub out: Var,
     pub op: FnOp,
@@ -189,7 +197,7 @@ pub struct Func {
     pub b: Lin,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Problem {
     /// Domain of each variable.
     pub dom: Vec<(i128, i128)>,
@@ -237,14 +245,14 @@ impl Problem {
         self.first.push(false);
         self.dom.len() - 1
     }
-    pub fn eq(&mut self, a: &Lin, b: &Lin) {
+    pub fn equal(&mut self, a: &Lin, b: &Lin) {
         self.eqs.push(a.sub(b));
     }
     /// `a <= b`.
-    pub fn le(&mut self, a: &Lin, b: &Lin) {
+    pub fn at_most(&mut self, a: &Lin, b: &Lin) {
         self.les.push(a.sub(b));
     }
-    pub fn ne(&mut self, a: &Lin, b: &Lin) {
+    pub fn differ(&mut self, a: &Lin, b: &Lin) {
         self.nes.push(a.sub(b));
     }
 
@@ -429,35 +437,120 @@ impl Problem {
         if !self.propagate(&mut dom) {
             return Search::None;
         }
-        // Branch on the smallest finite open domain.
-        let pick = (0..dom.len())
-            .filter(|&v| {
-                let (lo, hi) = dom[v];
-                let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
-                relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
-            })
-            .min_by_key(|&v| (self.rank(v, counters_first), dom[v].1 - dom[v].0, v));
-        let Some(v) = pick else { return self.leaf(dom) };
-        let (lo, hi) = dom[v];
+        // The rational relaxation refutes most subproblems outright, and its
+        // integer point is often a witness already.
+        let mut split = None;
+        match relax::refute(&self.eqs, &self.les, &dom) {
+            Relaxed::Infeasible => return Search::None,
+            Relaxed::Open(Some(point)) => {
+                let mut d = dom.clone();
+                for (v, x) in point {
+                    d[v] = (x, x);
+                }
+                if self.satisfied(&d, &dom, relevant) {
+                    return Search::Found(fixed_values(&d), true);
+                }
+                split = self.split_disequality(&d);
+            }
+            Relaxed::Open(None) => {}
+        }
         let mut exhausted = None;
-        for x in lo..=hi {
-            let mut d = dom.clone();
-            d[v] = (x, x);
-            match self.dfs(d, relevant, left, counters_first) {
-                Search::None => {}
+        let mut explore = |child: &Problem, d: Vec<(i128, i128)>, left: &mut u64| -> Option<Search> {
+            match child.dfs(d, relevant, left, counters_first) {
+                Search::None => None,
                 Search::Exhausted(d) => {
                     exhausted.get_or_insert(d);
-                    if *left == 0 {
-                        break;
-                    }
+                    (*left == 0).then(|| Search::Exhausted(exhausted.clone().expect("just set")))
                 }
-                found => return found,
+                found => Some(found),
+            }
+        };
+        if let Some(children) = split {
+            // The relaxation's point fails a disequality: search its two strict sides.
+            for child in &children {
+                if let Some(r) = explore(child, dom.clone(), left) {
+                    return r;
+                }
+            }
+        } else {
+            // Branch on the smallest finite open domain.
+            let pick = (0..dom.len())
+                .filter(|&v| {
+                    let (lo, hi) = dom[v];
+                    let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
+                    relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
+                })
+                .min_by_key(|&v| {
+                    let size = dom[v].1 - dom[v].0;
+                    if counters_first {
+                        (self.rank(v, true), size, v)
+                    } else {
+                        // Fewest values first: a two-way split the relaxation can
+                        // refute on both sides beats enumerating thread ids.
+                        (0, size, v)
+                    }
+                });
+            let Some(v) = pick else { return self.leaf(dom) };
+            let (lo, hi) = dom[v];
+            for x in lo..=hi {
+                let mut d = dom.clone();
+                d[v] = (x, x);
+                if let Some(r) = explore(self, d, left) {
+                    return r;
+                }
             }
         }
         match exhausted {
             Some(d) => Search::Exhausted(d),
             None => Search::None,
         }
+    }
+
+    /// For a point that makes a disequality (or a whole "threads differ"
+    /// group) zero: copies of the problem with it replaced by one strict side
+    /// each, `e <= -1` or `e >= 1`.
+    fn split_disequality(&self, d: &[(i128, i128)]) -> Option<Vec<Problem>> {
+        let sides = |e: &Lin| [e.plus(1), e.scale(-1).plus(1)];
+        if let Some(i) = self.nes.iter().position(|e| e.eval(d) == Some(0)) {
+            return Some(
+                sides(&self.nes[i])
+                    .into_iter()
+                    .map(|le| {
+                        let mut child = self.clone();
+                        child.nes.remove(i);
+                        child.les.push(le);
+                        child
+                    })
+                    .collect(),
+            );
+        }
+        let i = self.distinct.iter().position(|g| g.iter().all(|e| e.eval(d) == Some(0)))?;
+        Some(
+            self.distinct[i]
+                .iter()
+                .flat_map(sides)
+                .map(|le| {
+                    let mut child = self.clone();
+                    child.distinct.remove(i);
+                    child.les.push(le);
+                    child
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `d` fixes every relevant variable inside `dom` and meets every constraint.
+    fn satisfied(&self, d: &[(i128, i128)], dom: &[(i128, i128)], relevant: &[bool]) -> bool {
+        let inside = (0..d.len()).all(|v| !relevant[v] || (d[v].0 == d[v].1 && dom[v].0 <= d[v].0 && d[v].0 <= dom[v].1));
+        inside
+            && self.eqs.iter().all(|e| e.eval(d) == Some(0))
+            && self.les.iter().all(|e| e.eval(d).is_some_and(|x| x <= 0))
+            && self.nes.iter().all(|e| e.eval(d).is_some_and(|x| x != 0))
+            && self.funcs.iter().all(|f| match (f.a.eval(d), f.b.eval(d)) {
+                (Some(a), Some(b)) => f.op.eval(a, b) == Some(d[f.out].0),
+                _ => false,
+            })
+            && self.distinct.iter().all(|g| g.iter().any(|e| e.eval(d).is_some_and(|x| x != 0)))
     }
 
     /// Bounds propagation to a fixed point; false on a contradiction.
@@ -753,33 +846,63 @@ fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
 /// Tightens domains from `e == 0` (or `e <= 0`); None on a contradiction,
 /// Some(changed) otherwise.
 fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
-    let (mn, mx) = e.range(dom);
-    if mn > 0 || (equality && mx < 0) {
+    // Sums of the finite term bounds, and how many terms are unbounded each
+    // way: a term that is the only unbounded one is still bounded by the rest.
+    let (mut fmin, mut fmax) = (e.k, e.k);
+    let (mut nmin, mut nmax) = (0u32, 0u32);
+    for &(v, c) in &e.terms {
+        let (tmin, tmax) = term_range(c, dom[v]);
+        if tmin <= -INF {
+            nmin += 1;
+        } else {
+            fmin = clamp(fmin + tmin);
+        }
+        if tmax >= INF {
+            nmax += 1;
+        } else {
+            fmax = clamp(fmax + tmax);
+        }
+    }
+    if fmin <= -INF {
+        nmin = 2;
+    }
+    if fmax >= INF {
+        nmax = 2;
+    }
+    if (nmin == 0 && fmin > 0) || (equality && nmax == 0 && fmax < 0) {
         return None;
     }
     let mut changed = false;
     for &(v, c) in &e.terms {
         let (lo, hi) = dom[v];
-        let (a, b) = (term(c, lo), term(c, hi));
-        let (tmin, tmax) = (a.min(b), a.max(b));
-        // c*v <= -(mn - tmin)
-        let upper = if mn <= -INF || tmin <= -INF { INF } else { -(mn - tmin) };
-        // c*v >= -(mx - tmax) for equalities
-        let lower = if !equality || mx >= INF || tmax >= INF { -INF } else { -(mx - tmax) };
+        let (tmin, tmax) = term_range(c, (lo, hi));
+        // c*v <= -(smallest value of the other terms)
+        let upper = match nmin {
+            0 => Some(-(fmin - tmin)),
+            1 if tmin <= -INF => Some(-fmin),
+            _ => None,
+        };
+        // c*v >= -(largest value of the other terms), for equalities
+        let lower = match nmax {
+            _ if !equality => None,
+            0 => Some(-(fmax - tmax)),
+            1 if tmax >= INF => Some(-fmax),
+            _ => None,
+        };
         let (mut nlo, mut nhi) = (lo, hi);
         if c > 0 {
-            if upper < INF {
-                nhi = nhi.min(div_floor(upper, c));
+            if let Some(u) = upper {
+                nhi = nhi.min(div_floor(u, c));
             }
-            if lower > -INF {
-                nlo = nlo.max(div_ceil(lower, c));
+            if let Some(l) = lower {
+                nlo = nlo.max(div_ceil(l, c));
             }
         } else {
-            if upper < INF {
-                nlo = nlo.max(div_ceil(upper, c));
+            if let Some(u) = upper {
+                nlo = nlo.max(div_ceil(u, c));
             }
-            if lower > -INF {
-                nhi = nhi.min(div_floor(lower, c));
+            if let Some(l) = lower {
+                nhi = nhi.min(div_floor(l, c));
             }
         }
         if nlo > nhi {
@@ -793,6 +916,11 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
     Some(changed)
 }
 
+fn term_range(c: i128, (lo, hi): (i128, i128)) -> (i128, i128) {
+    let (a, b) = (term(c, lo), term(c, hi));
+    (a.min(b), a.max(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -804,9 +932,9 @@ mod tests {
         let ta = p.new_var(0, 63);
         let tb = p.new_var(0, 63);
         let s = p.new_var(-INF, INF);
-        p.eq(&Lin::var(ta), &Lin::var(tb).add(&Lin::var(s)));
-        p.le(&Lin::var(ta).plus(1), &Lin::var(s));
-        p.le(&Lin::var(tb).plus(1), &Lin::var(s));
+        p.equal(&Lin::var(ta), &Lin::var(tb).add(&Lin::var(s)));
+        p.at_most(&Lin::var(ta).plus(1), &Lin::var(s));
+        p.at_most(&Lin::var(tb).plus(1), &Lin::var(s));
         p.distinct.push(vec![Lin::var(ta).sub(&Lin::var(tb))]);
         assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
     }
@@ -817,7 +945,7 @@ mod tests {
         let mut p = Problem::default();
         let ta = p.new_var(0, 7);
         let tb = p.new_var(0, 7);
-        p.eq(&Lin::var(ta), &Lin::var(tb).plus(1));
+        p.equal(&Lin::var(ta), &Lin::var(tb).plus(1));
         p.distinct.push(vec![Lin::var(ta).sub(&Lin::var(tb))]);
         match p.solve(DEFAULT_BUDGET) {
             Outcome::Feasible { values, exact } => {
@@ -839,9 +967,9 @@ mod tests {
         let j = p.new_var(1, 8);
         let x = p.new_var(0, 15);
         p.funcs.push(Func { out: x, op: FnOp::Xor, a: Lin::var(a), b: Lin::var(j) });
-        p.eq(&Lin::var(x), &Lin::var(b));
-        p.le(&Lin::var(a).plus(1), &Lin::var(x)); // a < a ^ j
-        p.le(&Lin::var(b).plus(1), &Lin::var(x)); // b < x = b: impossible
+        p.equal(&Lin::var(x), &Lin::var(b));
+        p.at_most(&Lin::var(a).plus(1), &Lin::var(x)); // a < a ^ j
+        p.at_most(&Lin::var(b).plus(1), &Lin::var(x)); // b < x = b: impossible
         p.distinct.push(vec![Lin::var(a).sub(&Lin::var(b))]);
         assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
     }
@@ -854,7 +982,7 @@ mod tests {
         let gb = p.new_var(0, INF);
         let ta = p.new_var(0, 63);
         let tb = p.new_var(0, 63);
-        p.eq(&Lin::var(ga).scale(64).add(&Lin::var(ta)), &Lin::var(gb).scale(64).add(&Lin::var(tb)));
+        p.equal(&Lin::var(ga).scale(64).add(&Lin::var(ta)), &Lin::var(gb).scale(64).add(&Lin::var(tb)));
         p.distinct.push(vec![Lin::var(ga).sub(&Lin::var(gb)), Lin::var(ta).sub(&Lin::var(tb))]);
         assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
     }
@@ -868,7 +996,7 @@ mod tests {
         p.first[b] = true;
         let y = p.new_var(-INF, INF);
         p.funcs.push(Func { out: y, op: FnOp::Mul, a: Lin::var(a), b: Lin::var(b) });
-        p.eq(&Lin::var(y), &Lin::konst(-1));
+        p.equal(&Lin::var(y), &Lin::konst(-1));
         assert!(p.solve(50).is_feasible());
         assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
     }

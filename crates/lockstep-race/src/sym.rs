@@ -15,6 +15,7 @@ use crate::intervals::{MANY, NOT_IN};
 use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// A kernel prepared for address questions.
@@ -33,6 +34,9 @@ pub struct Kernel<'a> {
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
     group_axes: [bool; 3],
+    /// Answers already computed: the race passes and the dead-barrier
+    /// oracle ask the same address questions again and again.
+    solved: RefCell<HashMap<Problem, Outcome>>,
 }
 
 impl<'a> Kernel<'a> {
@@ -66,7 +70,7 @@ impl<'a> Kernel<'a> {
         }
         // The grid always may have several groups along x.
         group_axes[0] = true;
-        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes }
+        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -222,14 +226,20 @@ impl Query<'_> {
                 b.cond(s as u8, c, pol, 0);
             }
             if let Some(len) = self.len {
-                b.p.le(&Lin::konst(0), a);
-                b.p.le(a, &Lin::konst(len as i128 - 1));
+                b.p.at_most(&Lin::konst(0), a);
+                b.p.at_most(a, &Lin::konst(len as i128 - 1));
             }
         }
         b.size_bounds();
         b.same_cell(&addr[0], &addr[1], 0);
         b.finish();
-        match b.p.solve(DEFAULT_BUDGET) {
+        let outcome = self.k.solved.borrow().get(&b.p).cloned();
+        let outcome = outcome.unwrap_or_else(|| {
+            let o = b.p.solve(DEFAULT_BUDGET);
+            self.k.solved.borrow_mut().insert(b.p.clone(), o.clone());
+            o
+        });
+        match outcome {
             Outcome::Infeasible => None,
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
@@ -432,8 +442,8 @@ impl Build<'_> {
                     // Exact for non-negative dividends: c*out <= a <= c*out + c - 1.
                     Some(c) if unsigned || self.nonneg(&a) => {
                         let out = self.func(fop, a.clone(), b, 0, INF);
-                        self.p.le(&out.scale(c), &a);
-                        self.p.le(&a, &out.scale(c).plus(c - 1));
+                        self.p.at_most(&out.scale(c), &a);
+                        self.p.at_most(&a, &out.scale(c).plus(c - 1));
                         out
                     }
                     _ => self.func(fop, a, b, -INF, INF),
@@ -547,7 +557,7 @@ impl Build<'_> {
                 let b = self.var(Key::Iter(Owner::Side(1), l), 0, INF);
                 if !self.linked.contains(&l) {
                     self.linked.push(l);
-                    self.p.eq(&Lin::var(b), &Lin::var(a).plus(off as i128));
+                    self.p.equal(&Lin::var(b), &Lin::var(a).plus(off as i128));
                 }
                 Lin::var(if s == 0 { a } else { b })
             }
@@ -567,12 +577,12 @@ impl Build<'_> {
                 let b = self.val(s, *y, 0);
                 let op = if pol { *op } else { negate(*op) };
                 match op {
-                    CmpOp::Eq => self.p.eq(&a, &b),
-                    CmpOp::Ne => self.p.ne(&a, &b),
-                    CmpOp::Lt => self.p.le(&a.plus(1), &b),
-                    CmpOp::Le => self.p.le(&a, &b),
-                    CmpOp::Gt => self.p.le(&b.plus(1), &a),
-                    CmpOp::Ge => self.p.le(&b, &a),
+                    CmpOp::Eq => self.p.equal(&a, &b),
+                    CmpOp::Ne => self.p.differ(&a, &b),
+                    CmpOp::Lt => self.p.at_most(&a.plus(1), &b),
+                    CmpOp::Le => self.p.at_most(&a, &b),
+                    CmpOp::Gt => self.p.at_most(&b.plus(1), &a),
+                    CmpOp::Ge => self.p.at_most(&b, &a),
                 }
             }
             Op::Binary(BinOp::LAnd | BinOp::And, x, y) if pol && f.inst(c).ty == Type::Bool => {
@@ -587,17 +597,17 @@ impl Build<'_> {
             Op::Convert(x) if f.inst(*x).ty.is_int() => {
                 let a = self.val(s, *x, 0);
                 if pol {
-                    self.p.ne(&a, &Lin::konst(0));
+                    self.p.differ(&a, &Lin::konst(0));
                 } else {
-                    self.p.eq(&a, &Lin::konst(0));
+                    self.p.equal(&a, &Lin::konst(0));
                 }
             }
             _ if f.inst(c).ty.is_int() => {
                 let a = self.val(s, c, 0);
                 if pol {
-                    self.p.ne(&a, &Lin::konst(0));
+                    self.p.differ(&a, &Lin::konst(0));
                 } else {
-                    self.p.eq(&a, &Lin::konst(0));
+                    self.p.equal(&a, &Lin::konst(0));
                 }
             }
             _ => {}
@@ -637,7 +647,7 @@ impl Build<'_> {
                 return self.same_cell(&a.sub(&c), &b.sub(&c), depth + 1);
             }
         }
-        self.p.eq(a, b);
+        self.p.equal(a, b);
     }
 
     /// Splits `l` as `c*P + R` with `0 <= R < c`.
@@ -730,14 +740,14 @@ impl Build<'_> {
             if let Some(&bd) = self.keys.get(&Key::BlockDim(ax)) {
                 for s in 0..2 {
                     if let Some(&t) = self.keys.get(&Key::Tid(s, ax)) {
-                        self.p.le(&Lin::var(t).plus(1), &Lin::var(bd));
+                        self.p.at_most(&Lin::var(t).plus(1), &Lin::var(bd));
                     }
                 }
             }
             if let Some(&ng) = self.keys.get(&Key::NumGroups(ax)) {
                 for o in [Owner::Shared, Owner::Side(0), Owner::Side(1)] {
                     if let Some(&g) = self.keys.get(&Key::Gid(o, ax)) {
-                        self.p.le(&Lin::var(g).plus(1), &Lin::var(ng));
+                        self.p.at_most(&Lin::var(g).plus(1), &Lin::var(ng));
                     }
                 }
             }

@@ -1,0 +1,285 @@
+//! The rational relaxation of a problem's linear part, decided by
+//! Fourier–Motzkin elimination with integer tightening: every derived
+//! constraint is divided by the gcd of its coefficients and its constant
+//! rounded, which is valid for integer solutions. When the relaxation has no
+//! solution, neither has the integer problem.
+//!
+//! Bounds propagation looks at one constraint at a time: from `x <= y - 1`
+//! and `y <= x` it only moves each domain edge by one per round. One
+//! elimination step adds the two and sees `0 <= -1` at once. That is what
+//! refutes most address questions of double-buffered and strided kernels
+//! without enumerating thread pairs.
+//!
+//! Whatever cannot be represented (huge constants, too many variables or
+//! rows) is left out or answered "not refuted": dropping a constraint only
+//! enlarges the relaxation, so a refutation stays sound.
+
+use crate::solver::{Lin, Var, INF};
+
+/// More open variables than this: not attempted.
+const MAX_VARS: usize = 16;
+/// More rows than this after an elimination step: given up.
+const MAX_ROWS: usize = 384;
+
+/// What the relaxation says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Relaxed {
+    Infeasible,
+    /// Not refuted; where back-substitution found integer values for every
+    /// open variable of the linear constraints, those values.
+    Open(Option<Vec<(Var, i128)>>),
+}
+
+/// `sum(c[i] * x[i]) + k <= 0` over the open variables.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Row {
+    c: Vec<i64>,
+    k: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+impl Row {
+    /// Divides by the gcd of the coefficients, rounding the constant towards
+    /// the tighter side: `g*y + k <= 0` holds for integer `y` iff `y + ceil(k/g) <= 0`.
+    fn normalized(mut self) -> Row {
+        let g = self.c.iter().fold(0, |g, &x| gcd(g, x));
+        if g > 1 {
+            self.c.iter_mut().for_each(|x| *x /= g);
+            self.k = self.k.div_euclid(g) + i64::from(self.k.rem_euclid(g) != 0);
+        }
+        self
+    }
+    fn is_const(&self) -> bool {
+        self.c.iter().all(|&x| x == 0)
+    }
+}
+
+/// Decides the relaxation of `eqs == 0` and `les <= 0` under the domains.
+pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
+    let mut cols: Vec<Var> = Vec::new();
+    for l in eqs.iter().chain(les) {
+        for &(v, _) in &l.terms {
+            if dom[v].0 != dom[v].1 && !cols.contains(&v) {
+                cols.push(v);
+            }
+        }
+    }
+    if cols.len() > MAX_VARS {
+        return Relaxed::Open(None);
+    }
+    cols.sort_unstable();
+    let n = cols.len();
+    let mut rows: Vec<Row> = Vec::new();
+    let add = |l: &Lin, sign: i128, rows: &mut Vec<Row>| -> bool {
+        let mut c = vec![0i64; n];
+        let mut k = l.k.saturating_mul(sign);
+        for &(v, x) in &l.terms {
+            let x = x.saturating_mul(sign);
+            let (lo, hi) = dom[v];
+            if lo == hi {
+                k = k.saturating_add(x.saturating_mul(lo));
+            } else {
+                match i64::try_from(x) {
+                    Ok(x) => c[cols.binary_search(&v).expect("open variable has a column")] = x,
+                    // Not representable: leave the constraint out.
+                    Err(_) => return true,
+                }
+            }
+        }
+        if c.iter().all(|&x| x == 0) {
+            return k <= 0;
+        }
+        if let Ok(k) = i64::try_from(k) {
+            rows.push(Row { c, k }.normalized());
+        }
+        true
+    };
+    for e in eqs {
+        if !add(e, 1, &mut rows) || !add(e, -1, &mut rows) {
+            return Relaxed::Infeasible;
+        }
+    }
+    for l in les {
+        if !add(l, 1, &mut rows) {
+            return Relaxed::Infeasible;
+        }
+    }
+    for (i, &v) in cols.iter().enumerate() {
+        let (lo, hi) = dom[v];
+        let mut unit = |s: i64, k: i128| {
+            if let Ok(k) = i64::try_from(k) {
+                let mut c = vec![0i64; n];
+                c[i] = s;
+                rows.push(Row { c, k });
+            }
+        };
+        if lo > -INF {
+            unit(-1, lo); // -x + lo <= 0
+        }
+        if hi < INF {
+            unit(1, -hi); // x - hi <= 0
+        }
+    }
+    let Some(rows) = tidy(rows) else { return Relaxed::Infeasible };
+
+    // Eliminate one column at a time, keeping each stage for back-substitution.
+    let mut stages: Vec<(usize, Vec<Row>)> = Vec::new();
+    let mut live = vec![true; n];
+    let mut rows = rows;
+    while let Some(col) = cheapest_column(&rows, &live) {
+        live[col] = false;
+        let (with, without): (Vec<Row>, Vec<Row>) = rows.iter().cloned().partition(|r| r.c[col] != 0);
+        let mut next = without;
+        let (pos, neg): (Vec<&Row>, Vec<&Row>) = with.iter().partition(|r| r.c[col] > 0);
+        for p in &pos {
+            for q in &neg {
+                let (a, b) = (p.c[col], -q.c[col]);
+                let Some(r) = combine(p, q, a, b) else { return Relaxed::Open(None) };
+                if r.is_const() {
+                    if r.k > 0 {
+                        return Relaxed::Infeasible;
+                    }
+                } else {
+                    next.push(r);
+                }
+            }
+        }
+        let Some(next) = tidy(next) else { return Relaxed::Infeasible };
+        if next.len() > MAX_ROWS {
+            return Relaxed::Open(None);
+        }
+        stages.push((col, rows));
+        rows = next;
+    }
+    Relaxed::Open(back_substitute(&stages, n).map(|x| cols.iter().copied().zip(x.into_iter().map(i128::from)).collect()))
+}
+
+/// `b*p + a*q`, which cancels the column where `p` has `a > 0` and `q` has `-b < 0`.
+fn combine(p: &Row, q: &Row, a: i64, b: i64) -> Option<Row> {
+    let g = gcd(a, b);
+    let (a, b) = (a / g, b / g);
+    let mut c = Vec::with_capacity(p.c.len());
+    for (&x, &y) in p.c.iter().zip(&q.c) {
+        c.push(x.checked_mul(b)?.checked_add(y.checked_mul(a)?)?);
+    }
+    let k = p.k.checked_mul(b)?.checked_add(q.k.checked_mul(a)?)?;
+    Some(Row { c, k }.normalized())
+}
+
+/// Sorts and merges rows with equal coefficients (the tighter constant wins);
+/// None when a constant row is violated.
+fn tidy(mut rows: Vec<Row>) -> Option<Vec<Row>> {
+    if rows.iter().any(|r| r.is_const() && r.k > 0) {
+        return None;
+    }
+    rows.retain(|r| !r.is_const());
+    // Same coefficients next to each other, the largest (tightest) constant first.
+    rows.sort_unstable_by(|x, y| x.c.cmp(&y.c).then(y.k.cmp(&x.k)));
+    rows.dedup_by(|later, first| later.c == first.c);
+    Some(rows)
+}
+
+/// The live column whose elimination adds the fewest rows.
+fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
+    (0..live.len())
+        .filter(|&c| live[c] && rows.iter().any(|r| r.c[c] != 0))
+        .min_by_key(|&c| {
+            let pos = rows.iter().filter(|r| r.c[c] > 0).count() as i64;
+            let neg = rows.iter().filter(|r| r.c[c] < 0).count() as i64;
+            (pos * neg - pos - neg, c)
+        })
+}
+
+/// Integer values for the eliminated columns, last eliminated first, each
+/// chosen within the bounds its stage's rows give once the later columns are
+/// fixed. None where some interval holds no integer.
+fn back_substitute(stages: &[(usize, Vec<Row>)], n: usize) -> Option<Vec<i64>> {
+    let mut x = vec![0i64; n];
+    for (col, rows) in stages.iter().rev() {
+        let (mut lo, mut hi) = (i64::MIN, i64::MAX);
+        for r in rows.iter().filter(|r| r.c[*col] != 0) {
+            // c*x_col + rest <= 0
+            let mut rest = r.k as i128;
+            for (i, &ci) in r.c.iter().enumerate() {
+                if i != *col {
+                    rest += ci as i128 * x[i] as i128;
+                }
+            }
+            let c = r.c[*col] as i128;
+            if c > 0 {
+                hi = hi.min(i64::try_from((-rest).div_euclid(c)).ok()?);
+            } else {
+                let bound = rest.div_euclid(-c) + i128::from(rest.rem_euclid(-c) != 0);
+                lo = lo.max(i64::try_from(bound).ok()?);
+            }
+        }
+        if lo > hi {
+            return None;
+        }
+        x[*col] = if lo > i64::MIN { lo } else if hi < i64::MAX { hi } else { 0 };
+    }
+    Some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(terms: &[(Var, i128)], k: i128) -> Lin {
+        Lin { terms: terms.to_vec(), k }
+    }
+
+    #[test]
+    fn a_difference_cycle_is_refuted_at_once() {
+        // x <= y - 1, y <= x over [0, 1000]: bounds propagation needs 1000 rounds.
+        let dom = [(0, 1000), (0, 1000)];
+        let les = [le(&[(0, 1), (1, -1)], 1), le(&[(0, -1), (1, 1)], 0)];
+        assert_eq!(refute(&[], &les, &dom), Relaxed::Infeasible);
+    }
+
+    #[test]
+    fn integer_tightening_refutes_what_rationals_allow() {
+        // 2x == 1 has the rational solution 1/2 only.
+        let dom = [(-10, 10)];
+        assert_eq!(refute(&[le(&[(0, 2)], -1)], &[], &dom), Relaxed::Infeasible);
+    }
+
+    #[test]
+    fn a_feasible_system_gives_a_point_that_satisfies_it() {
+        // tA = tB + 1, tA <= 7, tB >= 3.
+        let dom = [(0, 255), (0, 255)];
+        let eqs = [le(&[(0, 1), (1, -1)], -1)];
+        let les = [le(&[(0, 1)], -7), le(&[(1, -1)], 3)];
+        let Relaxed::Open(Some(point)) = refute(&eqs, &les, &dom) else { panic!("not refuted, with a point") };
+        let value = |v: Var| point.iter().find(|p| p.0 == v).unwrap().1;
+        assert_eq!(value(0), value(1) + 1);
+        assert!(value(0) <= 7 && value(1) >= 3);
+    }
+
+    #[test]
+    fn fixed_variables_are_constants() {
+        // x + y <= 3 with y fixed at 5 and x >= 0.
+        let dom = [(0, 10), (5, 5)];
+        assert_eq!(refute(&[], &[le(&[(0, 1), (1, 1)], -3)], &dom), Relaxed::Infeasible);
+    }
+
+    #[test]
+    fn unbounded_variables_are_eliminated() {
+        // 512p + a - b - 256 == 0 with a - b in [0, 255] only at p = 1/2 .. : p must be
+        // fractional, so the integer problem is infeasible once p is split; the
+        // relaxation alone is feasible.
+        let dom = [(-INF, INF), (0, 255), (0, 255)];
+        let eqs = [le(&[(0, 512), (1, 1), (2, -1)], -256)];
+        let les = [le(&[(1, -1), (2, 1)], 0)];
+        assert!(matches!(refute(&eqs, &les, &dom), Relaxed::Open(_)));
+        let dom0 = [(0, 0), (0, 255), (0, 255)];
+        assert_eq!(refute(&eqs, &les, &dom0), Relaxed::Infeasible);
+    }
+}
