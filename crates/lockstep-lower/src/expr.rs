@@ -1,13 +1,13 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
 use crate::dialect::{flag_barrier, BuiltinVar, ResourceKind};
-use crate::module::{parse_int_literal, GlobalBinding, MAX_NESTING};
+use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Place, RV};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
 use lockstep_source::Span;
-use lockstep_syntax::Node;
+use lockstep_syntax::{Node, NodeFields};
 
 /// The common type of a binary arithmetic operation (usual arithmetic conversions, simplified).
 fn arith_type(a: Type, b: Type) -> Type {
@@ -174,7 +174,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn expr_inner(&mut self, n: Node<'t>, span: Span) -> RV {
-        match n.kind() {
+        match self.cx.kind(n) {
             "number_literal" => self.number(n, span),
             "true" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(true), span)], ty: SrcType::Scalar(Type::Bool) },
             "false" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(false), span)], ty: SrcType::Scalar(Type::Bool) },
@@ -193,22 +193,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => self.undef(Type::I32, span),
             },
             "comma_expression" => {
-                if let Some(l) = n.child_by_field_name("left") {
+                if let Some(l) = n.field(self.cx.fields.left) {
                     self.expr(l);
                 }
-                match n.child_by_field_name("right") {
+                match n.field(self.cx.fields.right) {
                     Some(r) => self.expr(r),
                     None => self.undef(Type::I32, span),
                 }
             }
             "identifier" => self.identifier(n, span),
-            "qualified_identifier" => match n.child_by_field_name("name") {
+            "qualified_identifier" => match n.field(self.cx.fields.name) {
                 Some(name) => self.expr(name),
                 None => self.undef(Type::I32, span),
             },
             "field_expression" => self.field_expr(n, span),
             "subscript_expression" | "pointer_expression" => {
-                if n.kind() == "pointer_expression" && self.cx.text(n).trim_start().starts_with('&') {
+                if self.cx.kind(n) == "pointer_expression" && self.cx.text(n).trim_start().starts_with('&') {
                     return self.address_of(n, span);
                 }
                 match self.place(n) {
@@ -222,8 +222,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "binary_expression" => self.binary(n, span),
             "conditional_expression" => self.conditional(n, span),
             "cast_expression" => {
-                let ty = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
-                let Some(v) = n.child_by_field_name("value") else { return self.undef(Type::I32, span) };
+                let ty = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+                let Some(v) = n.field(self.cx.fields.value) else { return self.undef(Type::I32, span) };
                 let rv = self.expr(v);
                 match ty {
                     Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..))) => {
@@ -251,8 +251,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 RV { vals, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len.min(4)) } }
             }
             "compound_literal_expression" => {
-                let ty = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
-                match (ty, n.child_by_field_name("value")) {
+                let ty = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+                match (ty, n.field(self.cx.fields.value)) {
                     (Some(ty), Some(v)) => {
                         let rv = self.expr(v);
                         let vals = self.convert_to(&rv, &ty, span);
@@ -262,7 +262,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             "lambda_expression" | "new_expression" | "delete_expression" | "throw_expression" => {
-                self.diag("unsupported", n, format!("`{}` is not analysed", n.kind().replace('_', " ")));
+                self.diag("unsupported", n, format!("`{}` is not analysed", self.cx.kind(n).replace('_', " ")));
                 self.undef(Type::I32, span)
             }
             _ => {
@@ -360,11 +360,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn field_expr(&mut self, n: Node<'t>, span: Span) -> RV {
-        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
-        let Some(field) = n.child_by_field_name("field") else { return self.undef(Type::I32, span) };
+        let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
+        let Some(field) = n.field(self.cx.fields.field) else { return self.undef(Type::I32, span) };
         let fname = self.cx.text(field);
         // threadIdx.x and friends.
-        if arg.kind() == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
+        if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
             if let Some(BuiltinVar::Vec3(make)) = self.cx.d.builtin_var(self.cx.text(arg)) {
                 if let Some(idx) = swizzle(fname, 3) {
                     let vals: Vec<Value> = idx.iter().map(|&a| self.builtin(make(a as u8), span)).collect();
@@ -430,7 +430,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn place_inner(&mut self, n: Node<'t>, span: Span) -> Option<Place> {
-        match n.kind() {
+        match self.cx.kind(n) {
             "parenthesized_expression" => self.place(n.named_child(0)?),
             "identifier" => {
                 let name = self.cx.text(n);
@@ -445,14 +445,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     _ => None,
                 }
             }
-            "qualified_identifier" => self.place(n.child_by_field_name("name")?),
+            "qualified_identifier" => self.place(n.field(self.cx.fields.name)?),
             "field_expression" => {
-                let arg = n.child_by_field_name("argument")?;
-                let fname = self.cx.text(n.child_by_field_name("field")?);
-                let arrow = n.child_by_field_name("operator").map(|o| self.cx.text(o) == "->").unwrap_or(false);
+                let arg = n.field(self.cx.fields.argument)?;
+                let fname = self.cx.text(n.field(self.cx.fields.field)?);
+                let arrow = n.field(self.cx.fields.operator).map(|o| self.cx.text(o) == "->").unwrap_or(false);
                 // ConstantBuffer<T> cb; cb.field
                 if let Some(GlobalBinding::Resource { global, kind: ResourceKind::ConstantBuffer, elem, .. }) =
-                    (arg.kind() == "identifier").then(|| global_binding(self.cx, self.cx.text(arg))).flatten()
+                    (self.cx.kind(arg) == "identifier").then(|| global_binding(self.cx, self.cx.text(arg))).flatten()
                 {
                     let space = MemSpace::Constant;
                     let base = self.global_place(global, &elem, space, span);
@@ -462,13 +462,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.sub_place(base, fname, span)
             }
             "subscript_expression" => {
-                let arg = n.child_by_field_name("argument")?;
-                let index_node = n.child_by_field_name("index").or_else(|| {
-                    let idx = n.child_by_field_name("indices")?;
+                let arg = n.field(self.cx.fields.argument)?;
+                let index_node = n.field(self.cx.fields.index).or_else(|| {
+                    let idx = n.field(self.cx.fields.indices)?;
                     idx.named_child(0)
                 })?;
                 // Resources: buf[i], tex[uint2(x, y)].
-                if arg.kind() == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
+                if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
                     if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(arg)) {
                         let idx = self.expr(index_node);
                         return Some(self.resource_element(global, kind, &elem, writable, &idx, span));
@@ -493,7 +493,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.index_place(base, idx, span)
             }
             "pointer_expression" => {
-                let arg = n.child_by_field_name("argument")?;
+                let arg = n.field(self.cx.fields.argument)?;
                 if self.cx.text(n).trim_start().starts_with('*') {
                     self.deref(arg, span)
                 } else {
@@ -670,7 +670,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn address_of(&mut self, n: Node<'t>, span: Span) -> RV {
-        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
         match self.place(arg) {
             Some(Place::Mem { space, root, base, offsets, ty }) => {
                 let idx = self.offset(base, offsets.first().copied().unwrap_or(0), span);
@@ -685,10 +685,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn assignment(&mut self, n: Node<'t>, span: Span) -> RV {
-        let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
+        let (Some(l), Some(r)) = (n.field(self.cx.fields.left), n.field(self.cx.fields.right)) else {
             return self.undef(Type::I32, span);
         };
-        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("=");
+        let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("=");
         let rhs = self.expr(r);
         let Some(place) = self.place(l) else {
             self.diag("unsupported", l, "assignment target is not modelled".into());
@@ -707,11 +707,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn var_name(&self, l: Node<'t>) -> Option<String> {
-        (l.kind() == "identifier").then(|| self.cx.text(l).to_string())
+        (self.cx.kind(l) == "identifier").then(|| self.cx.text(l).to_string())
     }
 
     fn update(&mut self, n: Node<'t>, span: Span) -> RV {
-        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
+        let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
         let text = self.cx.text(n);
         let inc = text.contains("++");
         let prefix = text.trim_start().starts_with("++") || text.trim_start().starts_with("--");
@@ -731,8 +731,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn unary(&mut self, n: Node<'t>, span: Span) -> RV {
-        let Some(arg) = n.child_by_field_name("argument") else { return self.undef(Type::I32, span) };
-        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("");
+        let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
+        let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("");
         let rv = self.expr(arg);
         match op {
             "!" => {
@@ -885,12 +885,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn binary(&mut self, n: Node<'t>, span: Span) -> RV {
-        let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
+        let (Some(l), Some(r)) = (n.field(self.cx.fields.left), n.field(self.cx.fields.right)) else {
             return self.undef(Type::I32, span);
         };
-        let op = n.child_by_field_name("operator").map(|o| self.cx.text(o)).unwrap_or("+");
+        let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("+");
         // Short-circuit when the right side could fault or has effects.
-        if (op == "&&" || op == "||") && has_effects(r) {
+        if (op == "&&" || op == "||") && has_effects(self.cx, r) {
             return self.short_circuit(op == "&&", l, r, span);
         }
         let a = self.expr(l);
@@ -934,7 +934,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn conditional(&mut self, n: Node<'t>, span: Span) -> RV {
         let (Some(c), Some(a), Some(b)) =
-            (n.child_by_field_name("condition"), n.child_by_field_name("consequence"), n.child_by_field_name("alternative"))
+            (n.field(self.cx.fields.condition), n.field(self.cx.fields.consequence), n.field(self.cx.fields.alternative))
         else {
             return self.undef(Type::I32, span);
         };
@@ -964,17 +964,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
     // ----- calls -----
 
     fn call(&mut self, n: Node<'t>, span: Span) -> RV {
-        let Some(func) = n.child_by_field_name("function") else { return self.undef(Type::I32, span) };
-        let args: Vec<Node<'t>> = match n.child_by_field_name("arguments") {
+        let Some(func) = n.field(self.cx.fields.function) else { return self.undef(Type::I32, span) };
+        let args: Vec<Node<'t>> = match n.field(self.cx.fields.arguments) {
             Some(a) => {
                 let mut c = a.walk();
-                a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+                a.named_children(&mut c).filter(|x| self.cx.kind(*x) != "comment").collect()
             }
             None => Vec::new(),
         };
         // Method calls: obj.method(args).
-        if func.kind() == "field_expression" {
-            if let (Some(obj), Some(m)) = (func.child_by_field_name("argument"), func.child_by_field_name("field")) {
+        if self.cx.kind(func) == "field_expression" {
+            if let (Some(obj), Some(m)) = (func.field(self.cx.fields.argument), func.field(self.cx.fields.field)) {
                 let method = self.cx.text(m).to_string();
                 return self.method_call(obj, &method, &args, n, span);
             }
@@ -1073,7 +1073,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let def = defs
                 .iter()
                 .copied()
-                .find(|d| param_count(*d) == Some(args.len()))
+                .find(|d| param_count(self.cx, *d) == Some(args.len()))
                 .or_else(|| defs.first().copied());
             if let Some(def) = def {
                 let lowered: Vec<(Option<Place>, RV)> = args
@@ -1258,7 +1258,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
         // Cooperative groups: block.sync(), tile.thread_rank().
-        let obj_rv_ty = match obj.kind() {
+        let obj_rv_ty = match self.cx.kind(obj) {
             "identifier" => match self.lookup(self.cx.text(obj)) {
                 Some(Binding::Sync(s)) => Some(*s),
                 _ => None,
@@ -1292,7 +1292,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             };
         }
         // HLSL resources.
-        if obj.kind() == "identifier" && self.lookup(self.cx.text(obj)).is_none() {
+        if self.cx.kind(obj) == "identifier" && self.lookup(self.cx.text(obj)).is_none() {
             if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(obj)) {
                 return self.resource_method(global, kind, &elem, writable, method, args, call, span);
             }
@@ -1489,21 +1489,21 @@ fn callee_name(text: &str) -> String {
     t.rsplit("::").next().unwrap_or(t).trim().to_string()
 }
 
-fn param_count(def: Node) -> Option<usize> {
-    let mut d = def.child_by_field_name("declarator")?;
+fn param_count(cx: &Ctx, def: Node) -> Option<usize> {
+    let mut d = def.field(cx.fields.declarator)?;
     for _ in 0..32 {
-        if d.kind() == "function_declarator" {
-            let p = d.child_by_field_name("parameters")?;
+        if cx.kind(d) == "function_declarator" {
+            let p = d.field(cx.fields.parameters)?;
             let mut c = p.walk();
-            return Some(p.named_children(&mut c).filter(|x| x.kind().contains("parameter_declaration")).count());
+            return Some(p.named_children(&mut c).filter(|x| cx.kind(*x).contains("parameter_declaration")).count());
         }
-        d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?;
+        d = d.field(cx.fields.declarator).or_else(|| d.named_child(0))?;
     }
     None
 }
 
 /// Whether evaluating an expression may fault or change state (loads, calls, assignments).
-fn has_effects(n: Node) -> bool {
+fn has_effects(cx: &Ctx, n: Node) -> bool {
     let mut stack = vec![n];
     let mut seen = 0;
     while let Some(x) = stack.pop() {
@@ -1511,10 +1511,10 @@ fn has_effects(n: Node) -> bool {
         if seen > 10_000 {
             return true;
         }
-        match x.kind() {
+        match cx.kind(x) {
             "call_expression" | "subscript_expression" | "pointer_expression" | "assignment_expression" | "update_expression"
             | "field_expression" => {
-                if x.kind() != "field_expression" || x.child_by_field_name("operator").is_some_and(|o| o.kind() == "->") {
+                if cx.kind(x) != "field_expression" || x.field(cx.fields.operator).is_some_and(|o| cx.kind(o) == "->") {
                     return true;
                 }
             }

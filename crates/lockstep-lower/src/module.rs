@@ -7,7 +7,7 @@ use crate::{Compiled, Lang, Options, SpanMap};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Module, Type};
 use lockstep_source::Span;
-use lockstep_syntax::{Node, Tree};
+use lockstep_syntax::{Fields, Node, NodeFields, Syntax, Tree};
 use std::collections::HashMap;
 
 /// What a module-level name stands for.
@@ -28,6 +28,9 @@ pub struct Ctx<'t> {
     pub src: &'t str,
     pub spans: &'t dyn SpanMap,
     pub d: &'static Dialect,
+    syntax: &'static Syntax,
+    /// The grammar's field ids.
+    pub fields: Fields,
     pub module: Module,
     pub diags: Vec<Diagnostic>,
     pub structs: Vec<StructDef>,
@@ -40,6 +43,11 @@ pub struct Ctx<'t> {
 }
 
 impl<'t> Ctx<'t> {
+    /// The node's kind ([`Node::kind`], from the grammar's table).
+    pub fn kind(&self, n: Node) -> &'static str {
+        self.syntax.kind(n)
+    }
+
     pub fn text(&self, n: Node) -> &'t str {
         self.src.get(n.byte_range()).unwrap_or("")
     }
@@ -63,7 +71,7 @@ impl<'t> Ctx<'t> {
             return None;
         }
         let sub = |c: Node| self.const_int_depth(c, depth + 1);
-        match n.kind() {
+        match self.kind(n) {
             "number_literal" => parse_int_literal(self.text(n)).map(|(v, _)| v as i64),
             "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
             "true" => Some(1),
@@ -73,10 +81,10 @@ impl<'t> Ctx<'t> {
                 _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
             },
             "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
-            "cast_expression" => n.child_by_field_name("value").and_then(sub),
+            "cast_expression" => n.field(self.fields.value).and_then(sub),
             "unary_expression" => {
-                let v = sub(n.child_by_field_name("argument")?)?;
-                match self.text(n.child_by_field_name("operator")?) {
+                let v = sub(n.field(self.fields.argument)?)?;
+                match self.text(n.field(self.fields.operator)?) {
                     "-" => Some(v.wrapping_neg()),
                     "+" => Some(v),
                     "~" => Some(!v),
@@ -85,9 +93,9 @@ impl<'t> Ctx<'t> {
                 }
             }
             "binary_expression" => {
-                let a = sub(n.child_by_field_name("left")?)?;
-                let b = sub(n.child_by_field_name("right")?)?;
-                Some(match self.text(n.child_by_field_name("operator")?) {
+                let a = sub(n.field(self.fields.left)?)?;
+                let b = sub(n.field(self.fields.right)?)?;
+                Some(match self.text(n.field(self.fields.operator)?) {
                     "+" => a.wrapping_add(b),
                     "-" => a.wrapping_sub(b),
                     "*" => a.wrapping_mul(b),
@@ -110,7 +118,7 @@ impl<'t> Ctx<'t> {
                 })
             }
             "conditional_expression" => {
-                let c = sub(n.child_by_field_name("condition")?)?;
+                let c = sub(n.field(self.fields.condition)?)?;
                 sub(n.child_by_field_name(if c != 0 { "consequence" } else { "alternative" })?)
             }
             "sizeof_expression" => Some(4),
@@ -121,7 +129,7 @@ impl<'t> Ctx<'t> {
     /// Resolves a type node (with its qualifiers seen by the caller).
     pub fn resolve_type(&mut self, n: Node<'t>) -> Option<SrcType> {
         let text = self.text(n).trim();
-        match n.kind() {
+        match self.kind(n) {
             "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => {
                 let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 if let Some(t) = parse_numeric(&normalized) {
@@ -140,12 +148,12 @@ impl<'t> Ctx<'t> {
             }
             "struct_specifier" | "class_specifier" => self.struct_type(n),
             "qualified_identifier" | "qualified_type_identifier" => {
-                let name = n.child_by_field_name("name")?;
+                let name = n.field(self.fields.name)?;
                 self.resolve_type(name)
             }
             "template_type" => {
-                let name = self.text(n.child_by_field_name("name")?).trim().to_string();
-                let args = n.child_by_field_name("arguments");
+                let name = self.text(n.field(self.fields.name)?).trim().to_string();
+                let args = n.field(self.fields.arguments);
                 let elem = args
                     .and_then(|a| {
                         let mut c = a.walk();
@@ -172,12 +180,12 @@ impl<'t> Ctx<'t> {
                 }
             }
             "type_descriptor" => {
-                let t = n.child_by_field_name("type")?;
+                let t = n.field(self.fields.ty)?;
                 let base = self.resolve_type(t)?;
                 let mut pointer = false;
                 let mut c = n.walk();
                 for ch in n.children(&mut c) {
-                    if ch.kind() == "abstract_pointer_declarator" {
+                    if self.kind(ch) == "abstract_pointer_declarator" {
                         pointer = true;
                     }
                 }
@@ -193,9 +201,9 @@ impl<'t> Ctx<'t> {
     }
 
     fn type_of_argument(&mut self, t: Node<'t>) -> Option<SrcType> {
-        match t.kind() {
+        match self.kind(t) {
             "type_descriptor" => {
-                let inner = t.child_by_field_name("type")?;
+                let inner = t.field(self.fields.ty)?;
                 self.resolve_type(inner)
             }
             _ => self.resolve_type(t),
@@ -204,20 +212,20 @@ impl<'t> Ctx<'t> {
 
     /// Registers a struct definition (or finds a named one).
     pub fn struct_type(&mut self, n: Node<'t>) -> Option<SrcType> {
-        let name = n.child_by_field_name("name").map(|x| self.text(x).to_string());
-        let Some(body) = n.child_by_field_name("body") else {
+        let name = n.field(self.fields.name).map(|x| self.text(x).to_string());
+        let Some(body) = n.field(self.fields.body) else {
             return name.and_then(|nm| self.struct_names.get(&nm).map(|&i| SrcType::Struct(i)));
         };
         let mut fields = Vec::new();
         let mut c = body.walk();
         for fd in body.named_children(&mut c) {
-            if fd.kind() != "field_declaration" {
+            if self.kind(fd) != "field_declaration" {
                 continue;
             }
-            let Some(tn) = fd.child_by_field_name("type") else { continue };
+            let Some(tn) = fd.field(self.fields.ty) else { continue };
             let Some(base) = self.resolve_type(tn) else { continue };
             let mut cc = fd.walk();
-            for decl in fd.children_by_field_name("declarator", &mut cc) {
+            for decl in fd.fields(self.fields.declarator, &mut cc) {
                 if let Some((fname, ty)) = self.declarator(decl, base.clone(), MemSpace::Unknown) {
                     fields.push((fname, ty));
                 }
@@ -237,7 +245,7 @@ impl<'t> Ctx<'t> {
         let mut ty = base;
         let mut array_dims = Vec::new();
         for _ in 0..MAX_NESTING {
-            match node.kind() {
+            match self.kind(node) {
                 "identifier" | "field_identifier" | "type_identifier" => {
                     // `a[4][8]` nests as ((a[4])[8]): the outermost declarator is the innermost dimension.
                     for d in array_dims {
@@ -246,23 +254,23 @@ impl<'t> Ctx<'t> {
                     return Some((self.text(node).to_string(), ty));
                 }
                 "init_declarator" | "attributed_declarator" | "parenthesized_declarator" => {
-                    node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?;
+                    node = node.field(self.fields.declarator).or_else(|| node.named_child(0))?;
                 }
                 "pointer_declarator" => {
                     ty = SrcType::Pointer(Box::new(ty), ptr_space);
-                    node = node.child_by_field_name("declarator")?;
+                    node = node.field(self.fields.declarator)?;
                 }
                 "reference_declarator" => {
                     node = node.named_child((node.named_child_count() as u32).checked_sub(1)?)?;
                 }
                 "array_declarator" => {
-                    let size = node.child_by_field_name("size").and_then(|s| self.const_int(s)).map(|v| v.max(0) as u64).unwrap_or(0);
+                    let size = node.field(self.fields.size).and_then(|s| self.const_int(s)).map(|v| v.max(0) as u64).unwrap_or(0);
                     array_dims.push(size);
-                    node = node.child_by_field_name("declarator")?;
+                    node = node.field(self.fields.declarator)?;
                 }
                 "function_declarator" => return None,
                 _ => {
-                    node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?;
+                    node = node.field(self.fields.declarator).or_else(|| node.named_child(0))?;
                 }
             }
         }
@@ -319,7 +327,7 @@ pub fn decl_words<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<&'t str> {
         if n.field_name_for_child(i as u32).is_some() {
             continue;
         }
-        match ch.kind() {
+        match ctx.kind(ch) {
             "type_qualifier" | "storage_class_specifier" | "qualifiers" | "virtual_function_specifier" => {
                 words.extend(ctx.text(ch).split_whitespace())
             }
@@ -356,10 +364,13 @@ pub fn lower_tree_streaming(
     db: &lockstep_source::SourceDb,
     sink: &mut KernelSink,
 ) -> Compiled {
+    let syntax = lockstep_syntax::syntax(lang.grammar());
     let mut ctx = Ctx {
         src: text,
         spans,
         d: lang.dialect(),
+        syntax,
+        fields: syntax.fields,
         module: Module::default(),
         diags: Vec::new(),
         structs: Vec::new(),
@@ -407,7 +418,7 @@ fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
             found += 1;
             if found <= MAX_REPORTED {
                 let (msg, label) = if n.is_missing() {
-                    (format!("syntax error: expected `{}`", n.kind()), "missing here")
+                    (format!("syntax error: expected `{}`", ctx.kind(n)), "missing here")
                 } else {
                     ("syntax error".to_string(), "lockstep could not parse this")
                 };
@@ -437,15 +448,15 @@ fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
 }
 
 pub fn function_name<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<String> {
-    let mut d = def.child_by_field_name("declarator")?;
+    let mut d = def.field(ctx.fields.declarator)?;
     for _ in 0..32 {
-        match d.kind() {
+        match ctx.kind(d) {
             "function_declarator" => {
-                let name = d.child_by_field_name("declarator")?;
-                let name = if name.kind() == "qualified_identifier" { name.child_by_field_name("name").unwrap_or(name) } else { name };
+                let name = d.field(ctx.fields.declarator)?;
+                let name = if ctx.kind(name) == "qualified_identifier" { name.field(ctx.fields.name).unwrap_or(name) } else { name };
                 return Some(ctx.text(name).to_string());
             }
-            _ => d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?,
+            _ => d = d.field(ctx.fields.declarator).or_else(|| d.named_child(0))?,
         }
     }
     None
@@ -463,14 +474,14 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                 if text == "__global__" {
                     is_entry = true;
                 }
-                if ch.kind() == "launch_bounds" {
+                if ctx.kind(ch) == "launch_bounds" {
                     let mut cc = ch.walk();
-                    let first = ch.named_children(&mut cc).find(|x| x.kind() != "__launch_bounds__");
+                    let first = ch.named_children(&mut cc).find(|x| ctx.kind(*x) != "__launch_bounds__");
                     info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
                 }
             }
             EntryMarker::NumThreadsAttribute => {
-                if ch.kind().contains("attribute") {
+                if ctx.kind(ch).contains("attribute") {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
@@ -486,11 +497,11 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
     // Attributes look like `[name(args)]`; find the call-shaped child.
     let mut stack = vec![attr];
     while let Some(n) = stack.pop() {
-        if n.kind() == "call_expression" || (n.kind().contains("attribute") && n.child_by_field_name("name").is_some()) {
-            let name = n.child_by_field_name("function").or_else(|| n.child_by_field_name("name")).or_else(|| n.named_child(0));
+        if ctx.kind(n) == "call_expression" || (ctx.kind(n).contains("attribute") && n.field(ctx.fields.name).is_some()) {
+            let name = n.field(ctx.fields.function).or_else(|| n.field(ctx.fields.name)).or_else(|| n.named_child(0));
             let Some(name) = name else { continue };
             let lname = ctx.text(name).to_ascii_lowercase();
-            let args = n.child_by_field_name("arguments").or_else(|| n.named_child(1));
+            let args = n.field(ctx.fields.arguments).or_else(|| n.named_child(1));
             let vals: Vec<i64> = args
                 .map(|a| {
                     let mut c = a.walk();
@@ -520,9 +531,9 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
     let mut c = n.walk();
     let children: Vec<Node<'t>> = n.named_children(&mut c).collect();
     for item in children {
-        match item.kind() {
+        match ctx.kind(item) {
             "function_definition" => {
-                if item.child_by_field_name("body").is_none() {
+                if item.field(ctx.fields.body).is_none() {
                     continue;
                 }
                 if let Some(name) = function_name(ctx, item) {
@@ -539,9 +550,9 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                 ctx.struct_type(item);
             }
             "type_definition" => {
-                if let Some(t) = item.child_by_field_name("type").and_then(|t| ctx.resolve_type(t)) {
+                if let Some(t) = item.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) {
                     let mut cc = item.walk();
-                    let decls: Vec<_> = item.children_by_field_name("declarator", &mut cc).collect();
+                    let decls: Vec<_> = item.fields(ctx.fields.declarator, &mut cc).collect();
                     for d in decls {
                         if let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) {
                             ctx.typedefs.insert(name, ty);
@@ -554,7 +565,7 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
             "expression_statement" => {}
             _ => {
                 // Forks may wrap items (e.g. attributes + declaration); look inside.
-                if item.named_child_count() > 0 && !item.is_error() && item.kind() != "comment" {
+                if item.named_child_count() > 0 && !item.is_error() && ctx.kind(item) != "comment" {
                     collect_items(ctx, item, kernels, depth + 1);
                 }
             }
@@ -563,15 +574,15 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
 }
 
 fn enum_constants<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
-    let Some(body) = n.child_by_field_name("body") else { return };
+    let Some(body) = n.field(ctx.fields.body) else { return };
     let mut next = 0i64;
     let mut c = body.walk();
     for e in body.named_children(&mut c) {
-        if e.kind() != "enumerator" {
+        if ctx.kind(e) != "enumerator" {
             continue;
         }
-        let Some(name) = e.child_by_field_name("name") else { continue };
-        if let Some(v) = e.child_by_field_name("value").and_then(|v| ctx.const_int(v)) {
+        let Some(name) = e.field(ctx.fields.name) else { continue };
+        if let Some(v) = e.field(ctx.fields.value).and_then(|v| ctx.const_int(v)) {
             next = v;
         }
         ctx.globals.insert(ctx.text(name).to_string(), GlobalBinding::Int(next, Type::I32));
@@ -580,20 +591,20 @@ fn enum_constants<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
 }
 
 fn cbuffer<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
-    let body = n.child_by_field_name("body").or_else(|| {
+    let body = n.field(ctx.fields.body).or_else(|| {
         let mut c = n.walk();
-        let found = n.named_children(&mut c).find(|x| x.kind() == "field_declaration_list");
+        let found = n.named_children(&mut c).find(|x| ctx.kind(*x) == "field_declaration_list");
         found
     });
     let Some(body) = body else { return };
     let mut c = body.walk();
     for fd in body.named_children(&mut c) {
-        if fd.kind() != "field_declaration" && fd.kind() != "declaration" {
+        if ctx.kind(fd) != "field_declaration" && ctx.kind(fd) != "declaration" {
             continue;
         }
-        let Some(t) = fd.child_by_field_name("type").and_then(|t| ctx.resolve_type(t)) else { continue };
+        let Some(t) = fd.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) else { continue };
         let mut cc = fd.walk();
-        let decls: Vec<_> = fd.children_by_field_name("declarator", &mut cc).collect();
+        let decls: Vec<_> = fd.fields(ctx.fields.declarator, &mut cc).collect();
         for d in decls {
             if let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Constant) {
                 let span = ctx.span(d);
@@ -606,7 +617,7 @@ fn cbuffer<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
 
 /// A module-level `declaration`: shared/device memory, resources, constants.
 fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
-    let Some(type_node) = n.child_by_field_name("type") else { return };
+    let Some(type_node) = n.field(ctx.fields.ty) else { return };
     let words = decl_words(ctx, n);
     let is_static = words.contains(&"static");
     let is_const = words.contains(&"const") || words.contains(&"constexpr");
@@ -615,11 +626,11 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     let coherent = words.iter().any(|w| ctx.d.coherent_qualifiers.contains(w));
     let Some(base) = ctx.resolve_type(type_node) else { return };
     let mut c = n.walk();
-    let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+    let decls: Vec<_> = n.fields(ctx.fields.declarator, &mut c).collect();
     for d in decls {
         let Some((name, ty)) = ctx.declarator(d, base.clone(), MemSpace::Unknown) else { continue };
         let span = ctx.span(d);
-        let init = if d.kind() == "init_declarator" { d.child_by_field_name("value") } else { None };
+        let init = if ctx.kind(d) == "init_declarator" { d.field(ctx.fields.value) } else { None };
         if let SrcType::Resource { kind, elem, writable } = &ty {
             let g = ctx.add_global(&name, resource_kind(*kind, *writable), resource_space(*kind, *writable), elem, coherent, span);
             ctx.module.globals[g.index()].len = None;
@@ -669,7 +680,7 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
 fn constant_initializer<'t>(ctx: &Ctx<'t>, n: Node<'t>, out: &mut Vec<Const>) {
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
-        if x.kind() == "initializer_list" {
+        if ctx.kind(x) == "initializer_list" {
             let mut c = x.walk();
             let kids: Vec<_> = x.named_children(&mut c).collect();
             stack.extend(kids.into_iter().rev());

@@ -11,7 +11,7 @@ use lockstep_ir::{
     MemSpace, Op, Param, Root, Scope, Terminator, Type, Value,
 };
 use lockstep_source::Span;
-use lockstep_syntax::Node;
+use lockstep_syntax::{Node, NodeFields};
 use std::collections::{HashMap, HashSet};
 
 /// A typed value split into scalar components.
@@ -88,7 +88,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         l.ssa.seal(&mut l.f, entry);
         l.cur = entry;
         l.entry_params(def);
-        if let Some(body) = def.child_by_field_name("body") {
+        if let Some(body) = def.field(l.cx.fields.body) {
             l.stmt(body);
         }
         let end = l.span_end(def);
@@ -196,12 +196,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
     // ----- entry parameters -----
 
     fn entry_params(&mut self, def: Node<'t>) {
-        let Some(params) = def.child_by_field_name("declarator").and_then(find_parameter_list) else { return };
+        let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) else { return };
         let mut c = params.walk();
-        let list: Vec<_> = params.named_children(&mut c).filter(|p| p.kind().contains("parameter_declaration")).collect();
+        let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
         for (i, p) in list.into_iter().enumerate() {
-            let Some(t) = p.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t)) else { continue };
-            let decl = p.child_by_field_name("declarator");
+            let Some(t) = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)) else { continue };
+            let decl = p.field(self.cx.fields.declarator);
             let (name, ty) = match decl.and_then(|d| self.cx.declarator(d, t.clone(), MemSpace::Device)) {
                 Some(x) => x,
                 None => (format!("param{i}"), t),
@@ -298,7 +298,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn stmt_inner(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        match n.kind() {
+        match self.cx.kind(n) {
             "compound_statement" | "declaration_list" => {
                 self.scopes.push(HashMap::new());
                 let mut c = n.walk();
@@ -331,7 +331,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "discard_statement" => self.terminate(Terminator::Discard, span, Some(ExitKind::Discard)),
             "labeled_statement" | "attributed_statement" => {
                 let mut c = n.walk();
-                let kids: Vec<_> = n.named_children(&mut c).filter(|k| k.kind().ends_with("statement") || k.kind() == "declaration").collect();
+                let kids: Vec<_> = n.named_children(&mut c).filter(|k| self.cx.kind(*k).ends_with("statement") || self.cx.kind(*k) == "declaration").collect();
                 for k in kids {
                     self.stmt(k);
                 }
@@ -339,7 +339,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "goto_statement" => self.diag("unsupported", n, "`goto` is not analysed; control flow after it may be imprecise".into()),
             "comment" | "preproc_call" | "preproc_def" | "preproc_function_def" | "preproc_include" | ";" => {}
             "type_definition" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
-                if n.kind() == "struct_specifier" || n.kind() == "class_specifier" {
+                if self.cx.kind(n) == "struct_specifier" || self.cx.kind(n) == "class_specifier" {
                     self.cx.struct_type(n);
                 }
             }
@@ -354,7 +354,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             k if k.contains("attribute") => {}
             _ => {
                 // Expressions used as statements by some grammars.
-                if n.kind().ends_with("expression") {
+                if self.cx.kind(n).ends_with("expression") {
                     self.expr(n);
                 }
             }
@@ -363,18 +363,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn if_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        let Some(cond_node) = n.child_by_field_name("condition") else { return };
-        let cond_expr = unwrap_condition(cond_node);
+        let Some(cond_node) = n.field(self.cx.fields.condition) else { return };
+        let cond_expr = unwrap_condition(self.cx, cond_node);
         let cond = self.condition(cond_expr);
         let then_b = self.new_block(span);
         let join = self.new_block(span);
-        let alt = n.child_by_field_name("alternative");
+        let alt = n.field(self.cx.fields.alternative);
         let else_b = if alt.is_some() { self.new_block(span) } else { join };
         let cs = self.span(cond_expr);
         self.branch(cond, then_b, else_b, span, cs);
         self.seal(then_b);
         self.enter(then_b);
-        if let Some(c) = n.child_by_field_name("consequence") {
+        if let Some(c) = n.field(self.cx.fields.consequence) {
             self.stmt(c);
         }
         self.jump(join, span);
@@ -382,7 +382,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.seal(else_b);
             self.enter(else_b);
             // tree-sitter-cpp wraps the else branch in an `else_clause`.
-            let body = if alt.kind() == "else_clause" { alt.named_child(0) } else { Some(alt) };
+            let body = if self.cx.kind(alt) == "else_clause" { alt.named_child(0) } else { Some(alt) };
             if let Some(b) = body {
                 self.stmt(b);
             }
@@ -394,7 +394,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Lowers a loop's condition (`default` when it has none) and branches to `body` or `exit`.
     fn loop_test(&mut self, n: Node<'t>, body: BlockId, exit: BlockId, default: bool, span: Span) {
-        let cond_node = n.child_by_field_name("condition").map(unwrap_condition);
+        let cond_node = n.field(self.cx.fields.condition).map(|c| unwrap_condition(self.cx, c));
         let cond = match cond_node {
             Some(c) => self.condition(c),
             None => self.konst(Type::Bool, Const::Bool(default), span),
@@ -406,7 +406,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// Lowers a loop body with its `break`/`continue` targets, then jumps to `next`.
     fn loop_body(&mut self, n: Node<'t>, exit: BlockId, continue_to: BlockId, next: BlockId, span: Span) {
         self.loops.push(LoopTargets { break_to: exit, continue_to: Some(continue_to) });
-        if let Some(b) = n.child_by_field_name("body") {
+        if let Some(b) = n.field(self.cx.fields.body) {
             self.stmt(b);
         }
         self.loops.pop();
@@ -416,8 +416,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn for_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
         self.scopes.push(HashMap::new());
-        if let Some(init) = n.child_by_field_name("initializer") {
-            if init.kind() == "declaration" {
+        if let Some(init) = n.field(self.cx.fields.initializer) {
+            if self.cx.kind(init) == "declaration" {
                 self.declaration(init);
             } else {
                 self.expr(init);
@@ -436,7 +436,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.seal(latch);
         self.enter(latch);
         let mut c = n.walk();
-        let updates: Vec<_> = n.children_by_field_name("update", &mut c).collect();
+        let updates: Vec<_> = n.fields(self.cx.fields.update, &mut c).collect();
         for u in updates {
             self.expr(u);
         }
@@ -465,7 +465,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn switch_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        let Some(cond_node) = n.child_by_field_name("condition").map(unwrap_condition) else { return };
+        let Some(cond_node) = n.field(self.cx.fields.condition).map(|c| unwrap_condition(self.cx, c)) else { return };
         let rv = self.expr(cond_node);
         let value = match rv.vals.first() {
             Some(&v) => v,
@@ -476,16 +476,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let mut cases = Vec::new();
         let mut default = None;
         let mut case_blocks = Vec::new();
-        let body = n.child_by_field_name("body");
+        let body = n.field(self.cx.fields.body);
         let mut items = Vec::new();
         if let Some(body) = body {
             let mut c = body.walk();
-            items = body.named_children(&mut c).filter(|x| x.kind() == "case_statement").collect();
+            items = body.named_children(&mut c).filter(|x| self.cx.kind(*x) == "case_statement").collect();
         }
         for item in &items {
             let b = self.new_block(self.span(*item));
             case_blocks.push(b);
-            match item.child_by_field_name("value") {
+            match item.field(self.cx.fields.value) {
                 Some(v) => match self.cx.const_int(v) {
                     Some(k) => cases.push((k as u64, b)),
                     None => self.diag("unsupported", v, "case label is not a constant".into()),
@@ -507,7 +507,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.seal(b);
             self.enter(b);
             let mut c = item.walk();
-            let has_value = item.child_by_field_name("value").is_some();
+            let has_value = item.field(self.cx.fields.value).is_some();
             let stmts: Vec<_> = item.named_children(&mut c).skip(has_value as usize).collect();
             for s in stmts {
                 self.stmt(s);
@@ -545,11 +545,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let is_const = words.contains(&"const");
         let is_static = words.contains(&"static");
         let coherent = words.iter().any(|w| self.cx.d.coherent_qualifiers.contains(w));
-        let base = n.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
+        let base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
         let mut c = n.walk();
-        let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+        let decls: Vec<_> = n.fields(self.cx.fields.declarator, &mut c).collect();
         for d in decls {
-            let init = if d.kind() == "init_declarator" { d.child_by_field_name("value") } else { None };
+            let init = if self.cx.kind(d) == "init_declarator" { d.field(self.cx.fields.value) } else { None };
             let span = self.span(d);
             // `auto` and unknown type names take the initializer's type.
             let declared = base.clone().and_then(|b| self.cx.declarator(d, b, MemSpace::Unknown));
@@ -622,12 +622,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// An initializer: a brace list (flattened) or an expression.
     fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
-        if n.kind() == "initializer_list" {
+        if self.cx.kind(n) == "initializer_list" {
             let mut vals = Vec::new();
             let mut stack = vec![n];
             let mut leaves = Vec::new();
             while let Some(x) = stack.pop() {
-                if x.kind() == "initializer_list" {
+                if self.cx.kind(x) == "initializer_list" {
                     let mut c = x.walk();
                     let kids: Vec<_> = x.named_children(&mut c).collect();
                     stack.extend(kids.into_iter().rev());
@@ -672,9 +672,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let site = self.f.inline_sites.len() as u32;
         self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
-        let ret_ty = def.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t)).unwrap_or(SrcType::Void);
-        let ret_ty = match def.child_by_field_name("declarator") {
-            Some(d) if d.kind() == "pointer_declarator" => SrcType::Pointer(Box::new(ret_ty), MemSpace::Unknown),
+        let ret_ty = def.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)).unwrap_or(SrcType::Void);
+        let ret_ty = match def.field(self.cx.fields.declarator) {
+            Some(d) if self.cx.kind(d) == "pointer_declarator" => SrcType::Pointer(Box::new(ret_ty), MemSpace::Unknown),
             _ => ret_ty,
         };
         let ret = if ret_ty == SrcType::Void { None } else { Some((self.new_vars(&ret_ty, name), ret_ty.clone())) };
@@ -683,16 +683,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
-        if let Some(params) = def.child_by_field_name("declarator").and_then(find_parameter_list) {
+        if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
             let mut c = params.walk();
-            let list: Vec<_> = params.named_children(&mut c).filter(|p| p.kind().contains("parameter_declaration")).collect();
+            let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
             for (i, p) in list.into_iter().enumerate() {
                 let Some((place, rv)) = args.get(i) else { break };
                 let words = decl_words(self.cx, p);
                 let by_ref = words.iter().any(|w| *w == "out" || *w == "inout")
-                    || p.child_by_field_name("declarator").is_some_and(|d| has_reference(d));
-                let base = p.child_by_field_name("type").and_then(|t| self.cx.resolve_type(t));
-                let declared = base.and_then(|b| p.child_by_field_name("declarator").and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
+                    || p.field(self.cx.fields.declarator).is_some_and(|d| has_reference(self.cx, d));
+                let base = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+                let declared = base.and_then(|b| p.field(self.cx.fields.declarator).and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
                 let Some((pname, pty)) = declared else { continue };
                 let pspan = self.span(p);
                 match (by_ref, place) {
@@ -714,7 +714,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
         }
-        if let Some(body) = def.child_by_field_name("body") {
+        if let Some(body) = def.field(self.cx.fields.body) {
             self.stmt(body);
         }
         let end = self.span_end(def);
@@ -784,11 +784,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
 }
 
 /// `if (x)`: tree-sitter-cpp wraps conditions in `condition_clause`.
-fn unwrap_condition(n: Node) -> Node {
+fn unwrap_condition<'t>(cx: &Ctx, n: Node<'t>) -> Node<'t> {
     let mut n = n;
     for _ in 0..8 {
-        match n.kind() {
-            "condition_clause" => match n.child_by_field_name("value").or_else(|| n.named_child(0)) {
+        match cx.kind(n) {
+            "condition_clause" => match n.field(cx.fields.value).or_else(|| n.named_child(0)) {
                 Some(v) => n = v,
                 None => return n,
             },
@@ -799,27 +799,27 @@ fn unwrap_condition(n: Node) -> Node {
     n
 }
 
-fn find_parameter_list(mut d: Node) -> Option<Node> {
+fn find_parameter_list<'t>(cx: &Ctx, mut d: Node<'t>) -> Option<Node<'t>> {
     for _ in 0..32 {
-        if d.kind() == "function_declarator" {
-            return d.child_by_field_name("parameters");
+        if cx.kind(d) == "function_declarator" {
+            return d.field(cx.fields.parameters);
         }
-        d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?;
+        d = d.field(cx.fields.declarator).or_else(|| d.named_child(0))?;
     }
     None
 }
 
-fn has_reference(d: Node) -> bool {
-    d.kind() == "reference_declarator"
+fn has_reference(cx: &Ctx, d: Node) -> bool {
+    cx.kind(d) == "reference_declarator"
 }
 
 fn declarator_name<'t>(cx: &Ctx<'t>, d: Node<'t>) -> Option<String> {
     let mut n = d;
     for _ in 0..32 {
-        if n.kind() == "identifier" {
+        if cx.kind(n) == "identifier" {
             return Some(cx.text(n).to_string());
         }
-        n = n.child_by_field_name("declarator").or_else(|| n.named_child(0))?;
+        n = n.field(cx.fields.declarator).or_else(|| n.named_child(0))?;
     }
     None
 }
@@ -828,7 +828,7 @@ fn declarator_name<'t>(cx: &Ctx<'t>, d: Node<'t>) -> Option<String> {
 fn semantic_of<'t>(cx: &Ctx<'t>, p: Node<'t>) -> Option<String> {
     let mut c = p.walk();
     for ch in p.named_children(&mut c) {
-        if ch.kind() == "semantics" || ch.kind() == "semantic" {
+        if cx.kind(ch) == "semantics" || cx.kind(ch) == "semantic" {
             let text = cx.text(ch).trim_start_matches(':').trim();
             return Some(text.to_string());
         }

@@ -1,6 +1,7 @@
 //! Parsing of preprocessed kernel source with tree-sitter.
 
-pub use tree_sitter::{Node, Tree};
+use std::sync::OnceLock;
+pub use tree_sitter::{Node, Tree, TreeCursor};
 
 /// The source languages with a grammar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -12,10 +13,152 @@ pub enum Grammar {
 /// Parses text with the grammar; `None` only if tree-sitter gives up (cancellation).
 pub fn parse(grammar: Grammar, text: &str) -> Option<Tree> {
     let mut parser = tree_sitter::Parser::new();
-    let language: tree_sitter::Language = match grammar {
-        Grammar::Cuda => tree_sitter_cuda::LANGUAGE.into(),
-        Grammar::Hlsl => tree_sitter_lockstep_hlsl::LANGUAGE.into(),
-    };
-    parser.set_language(&language).ok()?;
+    parser.set_language(&syntax(grammar).language).ok()?;
     parser.parse(text, None)
+}
+
+/// A grammar's node-kind names and field ids, resolved once: looking a field
+/// up by name scans the grammar's field names, and [`Node::kind`] measures
+/// and validates a C string, on every call.
+pub struct Syntax {
+    language: tree_sitter::Language,
+    kinds: Vec<Box<str>>,
+    pub fields: Fields,
+}
+
+/// The tables of a grammar, built on first use.
+pub fn syntax(grammar: Grammar) -> &'static Syntax {
+    static HLSL: OnceLock<Syntax> = OnceLock::new();
+    static CUDA: OnceLock<Syntax> = OnceLock::new();
+    match grammar {
+        Grammar::Hlsl => HLSL.get_or_init(|| Syntax::new(tree_sitter_lockstep_hlsl::LANGUAGE.into())),
+        Grammar::Cuda => CUDA.get_or_init(|| Syntax::new(tree_sitter_cuda::LANGUAGE.into())),
+    }
+}
+
+impl Syntax {
+    fn new(language: tree_sitter::Language) -> Syntax {
+        let kinds = (0..language.node_kind_count()).map(|id| language.node_kind_for_id(id as u16).unwrap_or("").into()).collect();
+        Syntax { fields: Fields::resolve(&language), kinds, language }
+    }
+
+    /// The node's kind, as [`Node::kind`] gives it.
+    pub fn kind(&self, n: Node) -> &str {
+        let id = n.kind_id();
+        match self.kinds.get(id as usize) {
+            Some(kind) => kind,
+            // The built-in error symbols lie outside the grammar's table.
+            None if id == u16::MAX => "ERROR",
+            None => "_ERROR",
+        }
+    }
+}
+
+/// A field of a grammar; absent when the grammar has no field of that name,
+/// so that no child carries it.
+#[derive(Clone, Copy, Debug)]
+pub struct Field(Option<std::num::NonZeroU16>);
+
+macro_rules! fields {
+    ($($field:ident: $name:literal),* $(,)?) => {
+        /// The fields the lowering reads, by their grammar names.
+        #[derive(Clone, Copy, Debug)]
+        pub struct Fields {
+            $(pub $field: Field,)*
+        }
+
+        impl Fields {
+            fn resolve(language: &tree_sitter::Language) -> Fields {
+                Fields { $($field: Field(language.field_id_for_name($name)),)* }
+            }
+        }
+    };
+}
+
+fields! {
+    alternative: "alternative",
+    argument: "argument",
+    arguments: "arguments",
+    body: "body",
+    condition: "condition",
+    consequence: "consequence",
+    declarator: "declarator",
+    field: "field",
+    function: "function",
+    index: "index",
+    indices: "indices",
+    initializer: "initializer",
+    left: "left",
+    name: "name",
+    operator: "operator",
+    parameters: "parameters",
+    right: "right",
+    size: "size",
+    ty: "type",
+    update: "update",
+    value: "value",
+}
+
+/// Field access by resolved id ([`Node::child_by_field_name`] and
+/// [`Node::children_by_field_name`] without the name lookup).
+pub trait NodeFields<'t> {
+    /// The first child in the field.
+    fn field(&self, field: Field) -> Option<Node<'t>>;
+    /// Every child in the field.
+    fn fields<'c>(&self, field: Field, cursor: &'c mut TreeCursor<'t>) -> impl Iterator<Item = Node<'t>> + 'c;
+}
+
+impl<'t> NodeFields<'t> for Node<'t> {
+    fn field(&self, field: Field) -> Option<Node<'t>> {
+        self.child_by_field_id(field.0?.get())
+    }
+
+    fn fields<'c>(&self, field: Field, cursor: &'c mut TreeCursor<'t>) -> impl Iterator<Item = Node<'t>> + 'c {
+        field.0.map(|id| self.children_by_field_id(id, cursor)).into_iter().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every node of the tree, errors included, in pre-order.
+    fn walk(tree: &Tree) -> Vec<Node<'_>> {
+        let mut nodes = Vec::new();
+        let mut cursor = tree.walk();
+        'walk: loop {
+            nodes.push(cursor.node());
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        nodes
+    }
+
+    #[test]
+    fn tables_agree_with_lookups_by_name() {
+        let sources = [
+            (Grammar::Hlsl, "RWStructuredBuffer<uint> b : register(u0);\n[numthreads(64, 1, 1)]\nvoid main(uint3 t : SV_DispatchThreadID) {\n  for (int i = 0; i < 4; i++) { if (t.x > i) b[t.x] += (uint)i; else break; }\n  GroupMemoryBarrierWithGroupSync(); x = ) ;\n}\n"),
+            (Grammar::Cuda, "__global__ void k(float* a, int n) {\n  __shared__ float s[256];\n  int i = threadIdx.x + blockIdx.x * blockDim.x;\n  while (i < n) { s[i % 256] = a[i]; i += 1; }\n  __syncthreads(); do { a[0] = s[0] ? 1 : 2; } while (0); } }\n"),
+        ];
+        for (grammar, text) in sources {
+            let syntax = syntax(grammar);
+            let tree = parse(grammar, text).expect("parses");
+            assert!(tree.root_node().has_error(), "the sources exercise error nodes too");
+            for n in walk(&tree) {
+                assert_eq!(syntax.kind(n), n.kind());
+                for (name, field) in [("body", syntax.fields.body), ("declarator", syntax.fields.declarator), ("type", syntax.fields.ty)] {
+                    assert_eq!(n.field(field), n.child_by_field_name(name));
+                    let mut by_id = n.walk();
+                    let mut by_name = n.walk();
+                    assert!(n.fields(field, &mut by_id).eq(n.children_by_field_name(name, &mut by_name)));
+                }
+            }
+        }
+    }
 }
