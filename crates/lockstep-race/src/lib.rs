@@ -533,7 +533,7 @@ pub struct ConflictOracle<'a> {
     k: Kernel<'a>,
     blocks: Vec<Option<lockstep_ir::BlockId>>,
     /// The dead-barrier engine asks about the same pairs for every candidate barrier.
-    answers: std::cell::RefCell<std::collections::HashMap<(Value, Value), bool>>,
+    answers: std::cell::RefCell<rustc_hash::FxHashMap<(Value, Value), bool>>,
 }
 
 impl<'a> ConflictOracle<'a> {

@@ -16,8 +16,8 @@
 
 use crate::solver::{Lin, Var, INF};
 
-/// More open variables than this: not attempted.
-const MAX_VARS: usize = 16;
+/// More open variables than this: not attempted (rows are fixed-size arrays).
+const MAX_VARS: usize = 12;
 /// More rows than this after an elimination step: given up.
 const MAX_ROWS: usize = 384;
 
@@ -33,7 +33,7 @@ pub enum Relaxed {
 /// `sum(c[i] * x[i]) + k <= 0` over the open variables.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Row {
-    c: Vec<i64>,
+    c: [i64; MAX_VARS],
     k: i64,
 }
 
@@ -61,10 +61,10 @@ impl Row {
     }
 }
 
-/// Decides the relaxation of `eqs == 0` and `les <= 0` under the domains.
-pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
+/// Decides the relaxation of `eqs == 0`, `les <= 0` and `extra <= 0` under the domains.
+pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)]) -> Relaxed {
     let mut cols: Vec<Var> = Vec::new();
-    for l in eqs.iter().chain(les) {
+    for l in eqs.iter().chain(les).chain(extra) {
         for &(v, _) in &l.terms {
             if dom[v].0 != dom[v].1 && !cols.contains(&v) {
                 cols.push(v);
@@ -76,9 +76,9 @@ pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
     }
     cols.sort_unstable();
     let n = cols.len();
-    let mut rows: Vec<Row> = Vec::new();
+    let mut rows: Vec<Row> = Vec::with_capacity(2 * (eqs.len() + les.len() + n) + 1);
     let add = |l: &Lin, sign: i128, rows: &mut Vec<Row>| -> bool {
-        let mut c = vec![0i64; n];
+        let mut c = [0i64; MAX_VARS];
         let mut k = l.k.saturating_mul(sign);
         for &(v, x) in &l.terms {
             let x = x.saturating_mul(sign);
@@ -106,7 +106,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
             return Relaxed::Infeasible;
         }
     }
-    for l in les {
+    for l in les.iter().chain(extra) {
         if !add(l, 1, &mut rows) {
             return Relaxed::Infeasible;
         }
@@ -115,7 +115,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
         let (lo, hi) = dom[v];
         let mut unit = |s: i64, k: i128| {
             if let Ok(k) = i64::try_from(k) {
-                let mut c = vec![0i64; n];
+                let mut c = [0i64; MAX_VARS];
                 c[i] = s;
                 rows.push(Row { c, k });
             }
@@ -135,11 +135,9 @@ pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
     let mut rows = rows;
     while let Some(col) = cheapest_column(&rows, &live) {
         live[col] = false;
-        let (with, without): (Vec<Row>, Vec<Row>) = rows.iter().cloned().partition(|r| r.c[col] != 0);
-        let mut next = without;
-        let (pos, neg): (Vec<&Row>, Vec<&Row>) = with.iter().partition(|r| r.c[col] > 0);
-        for p in &pos {
-            for q in &neg {
+        let mut next: Vec<Row> = rows.iter().filter(|r| r.c[col] == 0).cloned().collect();
+        for p in rows.iter().filter(|r| r.c[col] > 0) {
+            for q in rows.iter().filter(|r| r.c[col] < 0) {
                 let (a, b) = (p.c[col], -q.c[col]);
                 let Some(r) = combine(p, q, a, b) else { return Relaxed::Open(None) };
                 if r.is_const() {
@@ -165,9 +163,9 @@ pub fn refute(eqs: &[Lin], les: &[Lin], dom: &[(i128, i128)]) -> Relaxed {
 fn combine(p: &Row, q: &Row, a: i64, b: i64) -> Option<Row> {
     let g = gcd(a, b);
     let (a, b) = (a / g, b / g);
-    let mut c = Vec::with_capacity(p.c.len());
-    for (&x, &y) in p.c.iter().zip(&q.c) {
-        c.push(x.checked_mul(b)?.checked_add(y.checked_mul(a)?)?);
+    let mut c = [0i64; MAX_VARS];
+    for (out, (&x, &y)) in c.iter_mut().zip(p.c.iter().zip(&q.c)) {
+        *out = x.checked_mul(b)?.checked_add(y.checked_mul(a)?)?;
     }
     let k = p.k.checked_mul(b)?.checked_add(q.k.checked_mul(a)?)?;
     Some(Row { c, k }.normalized())
@@ -201,7 +199,7 @@ fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
 /// chosen within the bounds its stage's rows give once the later columns are
 /// fixed. None where some interval holds no integer.
 fn back_substitute(stages: &[(usize, Vec<Row>)], n: usize) -> Option<Vec<i64>> {
-    let mut x = vec![0i64; n];
+    let mut x = [0i64; MAX_VARS];
     for (col, rows) in stages.iter().rev() {
         let (mut lo, mut hi) = (i64::MIN, i64::MAX);
         for r in rows.iter().filter(|r| r.c[*col] != 0) {
@@ -225,7 +223,7 @@ fn back_substitute(stages: &[(usize, Vec<Row>)], n: usize) -> Option<Vec<i64>> {
         }
         x[*col] = if lo > i64::MIN { lo } else if hi < i64::MAX { hi } else { 0 };
     }
-    Some(x)
+    Some(x[..n].to_vec())
 }
 
 #[cfg(test)]
@@ -241,14 +239,14 @@ mod tests {
         // x <= y - 1, y <= x over [0, 1000]: bounds propagation needs 1000 rounds.
         let dom = [(0, 1000), (0, 1000)];
         let les = [le(&[(0, 1), (1, -1)], 1), le(&[(0, -1), (1, 1)], 0)];
-        assert_eq!(refute(&[], &les, &dom), Relaxed::Infeasible);
+        assert_eq!(refute(&[], &les, None, &dom), Relaxed::Infeasible);
     }
 
     #[test]
     fn integer_tightening_refutes_what_rationals_allow() {
         // 2x == 1 has the rational solution 1/2 only.
         let dom = [(-10, 10)];
-        assert_eq!(refute(&[le(&[(0, 2)], -1)], &[], &dom), Relaxed::Infeasible);
+        assert_eq!(refute(&[le(&[(0, 2)], -1)], &[], None, &dom), Relaxed::Infeasible);
     }
 
     #[test]
@@ -257,7 +255,7 @@ mod tests {
         let dom = [(0, 255), (0, 255)];
         let eqs = [le(&[(0, 1), (1, -1)], -1)];
         let les = [le(&[(0, 1)], -7), le(&[(1, -1)], 3)];
-        let Relaxed::Open(Some(point)) = refute(&eqs, &les, &dom) else { panic!("not refuted, with a point") };
+        let Relaxed::Open(Some(point)) = refute(&eqs, &les, None, &dom) else { panic!("not refuted, with a point") };
         let value = |v: Var| point.iter().find(|p| p.0 == v).unwrap().1;
         assert_eq!(value(0), value(1) + 1);
         assert!(value(0) <= 7 && value(1) >= 3);
@@ -267,7 +265,7 @@ mod tests {
     fn fixed_variables_are_constants() {
         // x + y <= 3 with y fixed at 5 and x >= 0.
         let dom = [(0, 10), (5, 5)];
-        assert_eq!(refute(&[], &[le(&[(0, 1), (1, 1)], -3)], &dom), Relaxed::Infeasible);
+        assert_eq!(refute(&[], &[le(&[(0, 1), (1, 1)], -3)], None, &dom), Relaxed::Infeasible);
     }
 
     #[test]
@@ -278,8 +276,8 @@ mod tests {
         let dom = [(-INF, INF), (0, 255), (0, 255)];
         let eqs = [le(&[(0, 512), (1, 1), (2, -1)], -256)];
         let les = [le(&[(1, -1), (2, 1)], 0)];
-        assert!(matches!(refute(&eqs, &les, &dom), Relaxed::Open(_)));
+        assert!(matches!(refute(&eqs, &les, None, &dom), Relaxed::Open(_)));
         let dom0 = [(0, 0), (0, 255), (0, 255)];
-        assert_eq!(refute(&eqs, &les, &dom0), Relaxed::Infeasible);
+        assert_eq!(refute(&eqs, &les, None, &dom0), Relaxed::Infeasible);
     }
 }

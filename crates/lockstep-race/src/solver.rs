@@ -125,9 +125,16 @@ fn term(c: i128, bound: i128) -> i128 {
         } else {
             -INF
         }
+    } else if fits_i64(c) && fits_i64(bound) {
+        // The common case: a product of two 64-bit values cannot overflow 128 bits.
+        clamp(c * bound)
     } else {
         clamp(c.saturating_mul(bound))
     }
+}
+
+fn fits_i64(x: i128) -> bool {
+    x == x as i64 as i128
 }
 
 fn div_floor(a: i128, b: i128) -> i128 {
@@ -136,6 +143,9 @@ fn div_floor(a: i128, b: i128) -> i128 {
         1 => return a,
         -1 => return -a,
         _ => {}
+    }
+    if fits_i64(a) && fits_i64(b) && b != -1 {
+        return (a as i64).div_euclid(b as i64) as i128 - i128::from(b < 0 && (a as i64).rem_euclid(b as i64) != 0);
     }
     let q = a / b;
     if (a % b != 0) && ((a < 0) != (b < 0)) {
@@ -258,18 +268,14 @@ impl Problem {
 
     pub fn solve(&self, budget: u64) -> Outcome {
         let p = self.without_monotone();
+        let p = p.as_ref().unwrap_or(self);
         let mut values: Vec<Option<i128>> = fixed_values(&p.dom);
         let mut exact = true;
         // Independent groups of constraints are solved one at a time, so an
         // unrelated loop counter does not multiply the thread-pair search.
         for part in p.components() {
+            let part = part.as_ref().unwrap_or(p);
             let relevant = part.relevant();
-            // Elimination alone often refutes the question (equal ids forced
-            // by the address, against "different threads") before any search.
-            let mut root = part.dom.clone();
-            if !part.propagate(&mut root) || matches!(part.leaf(root), Search::None) {
-                return Outcome::Infeasible;
-            }
             // Two branching orders, each with its own budget: thread ids first
             // (fixing one thread usually fixes the other), or loop counters
             // first (fixing them makes `a ^ j` and `2^n` evaluable). The
@@ -299,8 +305,9 @@ impl Problem {
         Outcome::Feasible { values, exact }
     }
 
-    /// Splits the constraints into groups that share no variable.
-    fn components(&self) -> Vec<Problem> {
+    /// Splits the constraints into groups that share no variable; one
+    /// `None` when they all share one group.
+    fn components(&self) -> Vec<Option<Problem>> {
         let n = self.dom.len();
         let mut parent: Vec<usize> = (0..n).collect();
         fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -327,6 +334,13 @@ impl Problem {
         }
         for g in &self.distinct {
             join(&vars_of(&g.iter().collect::<Vec<_>>()), &mut parent);
+        }
+        let vars_used = self.eqs.iter().chain(&self.les).chain(&self.nes).chain(self.distinct.iter().flatten()).flat_map(|l| l.terms.iter().map(|t| t.0));
+        let mut all: Vec<usize> = vars_used.chain(self.funcs.iter().map(|f| f.out)).map(|v| find(&mut parent, v)).collect();
+        all.sort_unstable();
+        all.dedup();
+        if all.len() <= 1 {
+            return vec![None];
         }
         let mut roots: Vec<usize> = Vec::new();
         let mut parts: Vec<Problem> = Vec::new();
@@ -363,13 +377,14 @@ impl Problem {
             let i = slot(vars_of(&g.iter().collect::<Vec<_>>()), &mut parent, &mut roots, &mut parts);
             parts[i].distinct.push(g.clone());
         }
-        parts
+        parts.into_iter().map(Some).collect()
     }
 
     /// A variable that occurs only in `<=` constraints, always with the same
     /// sign, is best at one end of its domain: fix it there, or drop its
     /// constraints when that end is unbounded (they can always be met).
-    fn without_monotone(&self) -> Problem {
+    /// None when no variable is monotone.
+    fn without_monotone(&self) -> Option<Problem> {
         const OTHER: i8 = 2;
         let mut sign = vec![0i8; self.dom.len()];
         let mut other = |l: &Lin| l.terms.iter().for_each(|t| sign[t.0] = OTHER);
@@ -390,6 +405,9 @@ impl Problem {
                 };
             }
         }
+        if !sign.iter().any(|&s| s == 1 || s == -1) {
+            return None;
+        }
         let mut p = self.clone();
         let mut free = vec![false; self.dom.len()];
         for (v, &s) in sign.iter().enumerate() {
@@ -402,7 +420,7 @@ impl Problem {
             }
         }
         p.les.retain(|l| !l.terms.iter().any(|t| free[t.0]));
-        p
+        Some(p)
     }
 
     /// Branching order: thread ids, or small counters that feed functions,
@@ -440,7 +458,7 @@ impl Problem {
         // The rational relaxation refutes most subproblems outright, and its
         // integer point is often a witness already.
         let mut split = None;
-        match relax::refute(&self.eqs, &self.les, &dom) {
+        match relax::refute(&self.eqs, &self.les, None, &dom) {
             Relaxed::Infeasible => return Search::None,
             Relaxed::Open(Some(point)) => {
                 let mut d = dom.clone();
@@ -450,7 +468,7 @@ impl Problem {
                 if self.satisfied(&d, &dom, relevant) {
                     return Search::Found(fixed_values(&d), true);
                 }
-                split = self.split_disequality(&d);
+                split = self.violated_disequality(&d);
             }
             Relaxed::Open(None) => {}
         }
@@ -465,10 +483,14 @@ impl Problem {
                 found => Some(found),
             }
         };
-        if let Some(children) = split {
-            // The relaxation's point fails a disequality: search its two strict sides.
-            for child in &children {
-                if let Some(r) = explore(child, dom.clone(), left) {
+        if let Some(which) = split {
+            // The relaxation's point fails a disequality: search its strict
+            // sides, unless the relaxation alone refutes a side.
+            for side in self.strict_sides(which) {
+                if relax::refute(&self.eqs, &self.les, Some(&side), &dom) == Relaxed::Infeasible {
+                    continue;
+                }
+                if let Some(r) = explore(&self.with_side(which, side), dom.clone(), left) {
                     return r;
                 }
             }
@@ -506,37 +528,36 @@ impl Problem {
         }
     }
 
-    /// For a point that makes a disequality (or a whole "threads differ"
-    /// group) zero: copies of the problem with it replaced by one strict side
-    /// each, `e <= -1` or `e >= 1`.
-    fn split_disequality(&self, d: &[(i128, i128)]) -> Option<Vec<Problem>> {
-        let sides = |e: &Lin| [e.plus(1), e.scale(-1).plus(1)];
+    /// A disequality (or a whole "threads differ" group) that the point `d` makes zero.
+    fn violated_disequality(&self, d: &[(i128, i128)]) -> Option<Disequality> {
         if let Some(i) = self.nes.iter().position(|e| e.eval(d) == Some(0)) {
-            return Some(
-                sides(&self.nes[i])
-                    .into_iter()
-                    .map(|le| {
-                        let mut child = self.clone();
-                        child.nes.remove(i);
-                        child.les.push(le);
-                        child
-                    })
-                    .collect(),
-            );
+            return Some(Disequality::Ne(i));
         }
-        let i = self.distinct.iter().position(|g| g.iter().all(|e| e.eval(d) == Some(0)))?;
-        Some(
-            self.distinct[i]
-                .iter()
-                .flat_map(sides)
-                .map(|le| {
-                    let mut child = self.clone();
-                    child.distinct.remove(i);
-                    child.les.push(le);
-                    child
-                })
-                .collect(),
-        )
+        self.distinct.iter().position(|g| g.iter().all(|e| e.eval(d) == Some(0))).map(Disequality::Distinct)
+    }
+
+    /// The strict sides of a disequality: `e <= -1` and `e >= 1` for each of its expressions.
+    fn strict_sides(&self, which: Disequality) -> Vec<Lin> {
+        let exprs = match which {
+            Disequality::Ne(i) => std::slice::from_ref(&self.nes[i]),
+            Disequality::Distinct(i) => self.distinct[i].as_slice(),
+        };
+        exprs.iter().flat_map(|e| [e.plus(1), e.scale(-1).plus(1)]).collect()
+    }
+
+    /// The problem with a disequality replaced by one of its strict sides.
+    fn with_side(&self, which: Disequality, side: Lin) -> Problem {
+        let mut child = self.clone();
+        match which {
+            Disequality::Ne(i) => {
+                child.nes.remove(i);
+            }
+            Disequality::Distinct(i) => {
+                child.distinct.remove(i);
+            }
+        }
+        child.les.push(side);
+        child
     }
 
     /// Whether `d` fixes every relevant variable inside `dom` and meets every constraint.
@@ -553,9 +574,12 @@ impl Problem {
             && self.distinct.iter().all(|g| g.iter().any(|e| e.eval(d).is_some_and(|x| x != 0)))
     }
 
-    /// Bounds propagation to a fixed point; false on a contradiction.
+    /// Bounds propagation towards a fixed point; false on a contradiction.
     fn propagate(&self, dom: &mut [(i128, i128)]) -> bool {
-        for _round in 0..12 {
+        // Few rounds: where bounds keep moving one step at a time (`x < y`
+        // against `y <= x`) the relaxation decides at once what rounds would
+        // only approach.
+        for _round in 0..4 {
             let mut changed = false;
             for e in &self.eqs {
                 match tighten(e, dom, true) {
@@ -579,22 +603,18 @@ impl Problem {
                     Some(_) => {}
                     None => {
                         // One open variable left: cut the excluded value off a domain edge.
-                        let open: Vec<&(Var, i128)> = e.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
-                        if let [&(v, c)] = open.as_slice() {
-                            let rest = e.subst(v, &Lin::konst(0)).eval(dom);
-                            if let Some(r) = rest {
-                                if r % c == 0 {
-                                    let bad = -r / c;
-                                    if dom[v].0 == bad {
-                                        dom[v].0 += 1;
-                                        changed = true;
-                                    } else if dom[v].1 == bad {
-                                        dom[v].1 -= 1;
-                                        changed = true;
-                                    }
-                                    if dom[v].0 > dom[v].1 {
-                                        return false;
-                                    }
+                        if let Some((v, c, r)) = single_open(e, dom) {
+                            if r % c == 0 {
+                                let bad = -r / c;
+                                if dom[v].0 == bad {
+                                    dom[v].0 += 1;
+                                    changed = true;
+                                } else if dom[v].1 == bad {
+                                    dom[v].1 -= 1;
+                                    changed = true;
+                                }
+                                if dom[v].0 > dom[v].1 {
+                                    return false;
                                 }
                             }
                         }
@@ -757,6 +777,14 @@ impl Problem {
     }
 }
 
+#[derive(Clone, Copy)]
+enum Disequality {
+    /// `nes[i]`.
+    Ne(usize),
+    /// `distinct[i]`.
+    Distinct(usize),
+}
+
 enum Search {
     Found(Vec<Option<i128>>, bool),
     None,
@@ -780,9 +808,7 @@ fn gcd(a: i128, b: i128) -> i128 {
 /// coefficient dividing the rest: the variable and its value (Err: no integer
 /// solution). None when there is not exactly one open variable.
 fn solve_single(l: &Lin, value: i128, dom: &[(i128, i128)]) -> Option<Result<(Var, i128), ()>> {
-    let open: Vec<&(Var, i128)> = l.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
-    let [&(v, c)] = open.as_slice() else { return None };
-    let rest = l.subst(v, &Lin::konst(0)).eval(dom)?;
+    let (v, c, rest) = single_open(l, dom)?;
     let need = value - rest;
     Some(if need % c == 0 { Ok((v, need / c)) } else { Err(()) })
 }
@@ -790,13 +816,11 @@ fn solve_single(l: &Lin, value: i128, dom: &[(i128, i128)]) -> Option<Result<(Va
 /// Moves the bounds of the one open unit-coefficient variable of `a` onto
 /// the class `a ≡ r (mod m)`; None on an empty domain.
 fn residue(a: &Lin, r: i128, m: i128, dom: &mut [(i128, i128)]) -> Option<bool> {
-    let open: Vec<&(Var, i128)> = a.terms.iter().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
-    let [&(v, c)] = open.as_slice() else { return Some(false) };
+    let Some((v, c, rest)) = single_open(a, dom) else { return Some(false) };
     let (lo, hi) = dom[v];
     if c.abs() != 1 || lo <= -INF || hi >= INF {
         return Some(false);
     }
-    let rest = a.subst(v, &Lin::konst(0)).eval(dom)?;
     // c*v + rest ≡ r  =>  v ≡ (r - rest)*c
     let want = ((r - rest) * c).rem_euclid(m);
     let nlo = lo + (want - lo).rem_euclid(m);
@@ -813,10 +837,14 @@ fn residue(a: &Lin, r: i128, m: i128, dom: &mut [(i128, i128)]) -> Option<bool> 
 /// the other open coefficients: `256*g + t - 256*g' - t' == 0` pins `t` to
 /// `t'` mod 256. Moves its bounds onto that residue class.
 fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
-    let open: Vec<(Var, i128)> = e.terms.iter().copied().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
-    if open.len() < 2 {
+    // Only a bounded unit-coefficient variable next to a non-unit one can move.
+    let open = |t: &&(Var, i128)| dom[t.0].0 != dom[t.0].1;
+    let bounded_unit = e.terms.iter().filter(open).any(|&(v, c)| c.abs() == 1 && dom[v].0 > -INF && dom[v].1 < INF);
+    let non_unit = e.terms.iter().filter(open).any(|t| t.1.abs() != 1);
+    if !bounded_unit || !non_unit {
         return Some(false);
     }
+    let open: Vec<(Var, i128)> = e.terms.iter().copied().filter(|t| dom[t.0].0 != dom[t.0].1).collect();
     let fixed: i128 = e.terms.iter().filter(|t| dom[t.0].0 == dom[t.0].1).fold(e.k, |acc, t| clamp(acc + t.1.saturating_mul(dom[t.0].0)));
     let mut changed = false;
     for &(v, c) in &open {
@@ -841,6 +869,22 @@ fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
         }
     }
     Some(changed)
+}
+
+/// The one open variable of `l`, its coefficient, and the value of the rest;
+/// None unless exactly one variable is open.
+fn single_open(l: &Lin, dom: &[(i128, i128)]) -> Option<(Var, i128, i128)> {
+    let mut open = None;
+    let mut rest = l.k;
+    for &(v, c) in &l.terms {
+        let (lo, hi) = dom[v];
+        if lo == hi {
+            rest = clamp(rest + c.saturating_mul(lo));
+        } else if open.replace((v, c)).is_some() {
+            return None;
+        }
+    }
+    open.map(|(v, c)| (v, c, rest))
 }
 
 /// Tightens domains from `e == 0` (or `e <= 0`); None on a contradiction,
@@ -924,6 +968,17 @@ fn term_range(c: i128, (lo, hi): (i128, i128)) -> (i128, i128) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floor_and_ceiling_division_round_the_right_way() {
+        for a in -20i128..=20 {
+            for b in [-7i128, -3, -2, -1, 1, 2, 3, 7, 1 << 70] {
+                let exact = a as f64 / b as f64;
+                assert_eq!(div_floor(a, b), exact.floor() as i128, "{a} / {b}");
+                assert_eq!(div_ceil(a, b), exact.ceil() as i128, "{a} / {b}");
+            }
+        }
+    }
 
     #[test]
     fn tree_reduction_pair_is_infeasible() {

@@ -16,7 +16,7 @@ use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Var, DEFAULT_BUDGET, INF}
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A kernel prepared for address questions.
 pub struct Kernel<'a> {
@@ -37,6 +37,8 @@ pub struct Kernel<'a> {
     /// Answers already computed: the race passes and the dead-barrier
     /// oracle ask the same address questions again and again.
     solved: RefCell<HashMap<Problem, Outcome>>,
+    /// [`Kernel::guards`] by block.
+    guards: RefCell<HashMap<BlockId, std::rc::Rc<[(Value, bool)]>>>,
 }
 
 impl<'a> Kernel<'a> {
@@ -70,7 +72,7 @@ impl<'a> Kernel<'a> {
         }
         // The grid always may have several groups along x.
         group_axes[0] = true;
-        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default() }
+        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -89,7 +91,16 @@ impl<'a> Kernel<'a> {
     }
 
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
-    pub fn guards(&self, b: BlockId) -> Vec<(Value, bool)> {
+    pub fn guards(&self, b: BlockId) -> std::rc::Rc<[(Value, bool)]> {
+        if let Some(g) = self.guards.borrow().get(&b) {
+            return g.clone();
+        }
+        let g: std::rc::Rc<[(Value, bool)]> = self.find_guards(b).into();
+        self.guards.borrow_mut().insert(b, g.clone());
+        g
+    }
+
+    fn find_guards(&self, b: BlockId) -> Vec<(Value, bool)> {
         let mut out = Vec::new();
         let mut x = b.index();
         while let Some(d) = self.cfg.dom.idom(x) {
@@ -214,7 +225,7 @@ impl Query<'_> {
 
     /// Decides whether two different threads can touch the same cell.
     pub fn conflict(&self) -> Option<Witness> {
-        let mut b = Build { q: self, p: Problem::default(), keys: HashMap::new(), memo: [HashMap::new(), HashMap::new()], fcache: HashMap::new(), linked: Vec::new() };
+        let mut b = Build { q: self, p: Problem::default(), keys: HashMap::default(), memo: [HashMap::default(), HashMap::default()], fcache: HashMap::default(), linked: Vec::new() };
         let mut addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
         for (s, side) in self.sides.iter().enumerate() {
             if let Some(p) = side.base {
@@ -222,7 +233,7 @@ impl Query<'_> {
             }
         }
         for (s, (side, a)) in self.sides.iter().zip(&addr).enumerate() {
-            for (c, pol) in self.k.guards(side.block) {
+            for &(c, pol) in self.k.guards(side.block).iter() {
                 b.cond(s as u8, c, pol, 0);
             }
             if let Some(len) = self.len {
