@@ -1,6 +1,10 @@
 //! `cargo bench --bench check_throughput`: throughput of `lockstep check` on a
 //! generated corpus of realistic kernels, side by side with tree-sitter
 //! parse-only time on the same input. Prints MB/s, lines/s and the ratio.
+//!
+//! Knobs: `BENCH_FILES` (default 16), `BENCH_FILE_BYTES` (default 384 KiB),
+//! `BENCH_CORPUS` (`mixed`, the default: many kernel families, see
+//! `corpus/mod.rs`; `scan`: the old two-template stress case).
 
 use lockstep::check::check_file_with;
 use lockstep_checks::CheckOptions;
@@ -8,77 +12,7 @@ use lockstep_lower::{Lang, Options};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const HLSL_KERNEL: &str = r#"
-cbuffer ParamsNUM : register(b0) { uint CountNUM; float ScaleNUM; };
-RWStructuredBuffer<float> OutNUM : register(u0);
-StructuredBuffer<float> InNUM : register(t0);
-groupshared float TileNUM[256];
-
-float WeightNUM(uint i) { return (float)(i & 7) * ScaleNUM; }
-
-[numthreads(256, 1, 1)]
-void ReduceNUM(uint3 dtid : SV_DispatchThreadID, uint3 gid : SV_GroupID, uint li : SV_GroupIndex)
-{
-    float v = dtid.x < CountNUM ? InNUM[dtid.x] * WeightNUM(li) : 0.0;
-    TileNUM[li] = v;
-    GroupMemoryBarrierWithGroupSync();
-    [unroll]
-    for (uint s = 128; s > 0; s >>= 1)
-    {
-        if (li < s)
-            TileNUM[li] += TileNUM[li + s];
-        GroupMemoryBarrierWithGroupSync();
-    }
-    if (li == 0)
-        OutNUM[gid.x] = TileNUM[0];
-}
-"#;
-
-const CUDA_KERNEL: &str = r#"
-__device__ float clampNUM(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
-
-__global__ void scanNUM(const float* __restrict__ in, float* out, int n)
-{
-    __shared__ float buf[2][256];
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int pout = 0, pin = 1;
-    buf[pout][threadIdx.x] = i < n ? clampNUM(in[i], 0.0f, 1.0f) : 0.0f;
-    __syncthreads();
-    for (int offset = 1; offset < 256; offset *= 2) {
-        pout = 1 - pout;
-        pin = 1 - pout;
-        if (threadIdx.x >= offset)
-            buf[pout][threadIdx.x] = buf[pin][threadIdx.x] + buf[pin][threadIdx.x - offset];
-        else
-            buf[pout][threadIdx.x] = buf[pin][threadIdx.x];
-        __syncthreads();
-    }
-    if (i < n)
-        out[i] = buf[pout][threadIdx.x];
-}
-"#;
-
-/// Writes `files` files of about `bytes_per_file` bytes each, half HLSL, half CUDA.
-fn corpus(dir: &Path, files: usize, bytes_per_file: usize) -> (Vec<PathBuf>, usize, usize) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut paths = Vec::new();
-    let (mut bytes, mut lines) = (0, 0);
-    for f in 0..files {
-        let (kernel, ext) = if f % 2 == 0 { (HLSL_KERNEL, "hlsl") } else { (CUDA_KERNEL, "cu") };
-        let mut text = String::new();
-        let mut k = 0;
-        while text.len() < bytes_per_file {
-            text.push_str(&kernel.replace("NUM", &format!("{f}_{k}")));
-            k += 1;
-        }
-        bytes += text.len();
-        lines += text.lines().count();
-        let p = dir.join(format!("k{f}.{ext}"));
-        std::fs::write(&p, text).unwrap();
-        paths.push(p);
-    }
-    (paths, bytes, lines)
-}
+mod corpus;
 
 fn parallel<T: Send>(paths: &[PathBuf], work: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -112,9 +46,19 @@ fn main() {
     let dir = std::env::temp_dir().join("lockstep-bench-corpus");
     let files: usize = std::env::var("BENCH_FILES").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     let per_file: usize = std::env::var("BENCH_FILE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(384 << 10);
-    let (paths, bytes, lines) = corpus(&dir, files, per_file);
+    let kind_name = std::env::var("BENCH_CORPUS").unwrap_or_else(|_| "mixed".into());
+    let Some(kind) = corpus::Kind::parse(&kind_name) else {
+        eprintln!("BENCH_CORPUS must be `mixed` or `scan`, not `{kind_name}`");
+        std::process::exit(2);
+    };
+    let corpus::Corpus { paths, bytes, lines } = corpus::write(&dir, kind, files, per_file);
     let mb = bytes as f64 / (1 << 20) as f64;
-    println!("corpus: {files} files, {mb:.1} MB, {lines} lines; {} worker threads", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!(
+        "corpus `{}` in {}: {files} files, {mb:.1} MB, {lines} lines; {} worker threads",
+        kind.name(),
+        dir.display(),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    );
 
     let (parse_s, _) = best_of(3, || {
         parallel(&paths, |p| {
