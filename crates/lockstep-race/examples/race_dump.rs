@@ -19,7 +19,7 @@ fn main() {
         let uni = Uniformity::analyze(&f, &cfg);
         let t = std::time::Instant::now();
         let (found, stats) = lockstep_race::analyze_with_stats(m, &f, &cfg, &uni);
-        eprintln!("{} accesses, {} intervals, {} queries, {:?}", stats.accesses, stats.intervals, stats.queries, t.elapsed());
+        eprintln!("{}: {} accesses, {} intervals, {} queries, {:?}", f.name, stats.accesses, stats.intervals, stats.queries, t.elapsed());
         for x in found {
             println!("{:?} later={:?} earlier={:?} w={:?}", x.rule, x.later, x.earlier, x.witness);
         }

@@ -17,7 +17,7 @@
 use crate::solver::{Lin, Var, INF};
 
 /// More open variables than this: not attempted (rows are fixed-size arrays).
-const MAX_VARS: usize = 12;
+const MAX_VARS: usize = 20;
 /// More rows than this after an elimination step: given up.
 const MAX_ROWS: usize = 384;
 
@@ -77,38 +77,19 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     cols.sort_unstable();
     let n = cols.len();
     let mut rows: Vec<Row> = Vec::with_capacity(2 * (eqs.len() + les.len() + n) + 1);
-    let add = |l: &Lin, sign: i128, rows: &mut Vec<Row>| -> bool {
-        let mut c = [0i64; MAX_VARS];
-        let mut k = l.k.saturating_mul(sign);
-        for &(v, x) in &l.terms {
-            let x = x.saturating_mul(sign);
-            let (lo, hi) = dom[v];
-            if lo == hi {
-                k = k.saturating_add(x.saturating_mul(lo));
-            } else {
-                match i64::try_from(x) {
-                    Ok(x) => c[cols.binary_search(&v).expect("open variable has a column")] = x,
-                    // Not representable: leave the constraint out.
-                    Err(_) => return true,
-                }
-            }
-        }
-        if c.iter().all(|&x| x == 0) {
-            return k <= 0;
-        }
-        if let Ok(k) = i64::try_from(k) {
-            rows.push(Row { c, k }.normalized());
-        }
-        true
-    };
+    let mut equalities: Vec<Row> = Vec::with_capacity(eqs.len());
     for e in eqs {
-        if !add(e, 1, &mut rows) || !add(e, -1, &mut rows) {
-            return Relaxed::Infeasible;
+        match convert(e, dom, &cols) {
+            Converted::Row(r) => equalities.push(r),
+            Converted::Const(k) if k != 0 => return Relaxed::Infeasible,
+            Converted::Const(_) | Converted::Unrepresentable => {}
         }
     }
     for l in les.iter().chain(extra) {
-        if !add(l, 1, &mut rows) {
-            return Relaxed::Infeasible;
+        match convert(l, dom, &cols) {
+            Converted::Row(r) => rows.push(r.normalized()),
+            Converted::Const(k) if k > 0 => return Relaxed::Infeasible,
+            Converted::Const(_) | Converted::Unrepresentable => {}
         }
     }
     for (i, &v) in cols.iter().enumerate() {
@@ -126,6 +107,41 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
         if hi < INF {
             unit(1, -hi); // x - hi <= 0
         }
+    }
+    // Equalities first, exactly over the integers: divide by the gcd of the
+    // coefficients (no integer solution when it does not divide the
+    // constant), then substitute a unit-coefficient variable everywhere.
+    // That keeps parities visible: `2a + 1 == 2b` fails here, while
+    // eliminating `a` and `b` one inequality at a time can lose it.
+    let mut substituted: Vec<(usize, Row)> = Vec::new();
+    while let Some(mut e) = equalities.pop() {
+        let g = e.c.iter().fold(0, |g, &x| gcd(g, x));
+        if g == 0 {
+            if e.k != 0 {
+                return Relaxed::Infeasible;
+            }
+            continue;
+        }
+        if e.k % g != 0 {
+            return Relaxed::Infeasible;
+        }
+        e.c.iter_mut().for_each(|x| *x /= g);
+        e.k /= g;
+        let Some(col) = (0..n).find(|&i| e.c[i].abs() == 1) else {
+            let negated = Row { c: e.c.map(|x| -x), k: -e.k };
+            rows.push(e);
+            rows.push(negated);
+            continue;
+        };
+        for r in equalities.iter_mut().filter(|r| r.c[col] != 0) {
+            let Some(next) = eliminate(r, &e, col) else { return Relaxed::Open(None) };
+            *r = next;
+        }
+        for r in rows.iter_mut().filter(|r| r.c[col] != 0) {
+            let Some(next) = eliminate(r, &e, col) else { return Relaxed::Open(None) };
+            *r = next.normalized();
+        }
+        substituted.push((col, e));
     }
     let Some(rows) = tidy(rows) else { return Relaxed::Infeasible };
 
@@ -156,7 +172,63 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
         stages.push((col, rows));
         rows = next;
     }
-    Relaxed::Open(back_substitute(&stages, n).map(|x| cols.iter().copied().zip(x.into_iter().map(i128::from)).collect()))
+    let Some(mut x) = back_substitute(&stages) else { return Relaxed::Open(None) };
+    // Substituted variables last, the last substituted first: each one's
+    // equality holds only variables still present when it was substituted.
+    for (col, e) in substituted.iter().rev() {
+        let mut rest: i128 = e.k as i128;
+        for (i, &c) in e.c.iter().enumerate() {
+            if i != *col {
+                rest += c as i128 * x[i] as i128;
+            }
+        }
+        // s*x + rest == 0 with s = ±1.
+        let Ok(value) = i64::try_from(-rest * e.c[*col] as i128) else { return Relaxed::Open(None) };
+        x[*col] = value;
+    }
+    Relaxed::Open(Some(cols.iter().copied().zip(x[..n].iter().map(|&v| i128::from(v))).collect()))
+}
+
+/// The result of turning a [`Lin`] into a row over the open variables.
+enum Converted {
+    Row(Row),
+    /// No open variable: the constant.
+    Const(i128),
+    /// A coefficient or constant beyond 64 bits: left out (which only relaxes).
+    Unrepresentable,
+}
+
+fn convert(l: &Lin, dom: &[(i128, i128)], cols: &[Var]) -> Converted {
+    let mut c = [0i64; MAX_VARS];
+    let mut k = l.k;
+    for &(v, x) in &l.terms {
+        let (lo, hi) = dom[v];
+        if lo == hi {
+            k = k.saturating_add(x.saturating_mul(lo));
+        } else {
+            match i64::try_from(x) {
+                Ok(x) => c[cols.binary_search(&v).expect("open variable has a column")] = x,
+                Err(_) => return Converted::Unrepresentable,
+            }
+        }
+    }
+    if c.iter().all(|&x| x == 0) {
+        return Converted::Const(k);
+    }
+    match i64::try_from(k) {
+        Ok(k) => Converted::Row(Row { c, k }),
+        Err(_) => Converted::Unrepresentable,
+    }
+}
+
+/// `r - (a/s) * e` where `e` has the unit coefficient `s` and `r` the coefficient `a` at `col`.
+fn eliminate(r: &Row, e: &Row, col: usize) -> Option<Row> {
+    let factor = r.c[col].checked_mul(e.c[col])?;
+    let mut c = [0i64; MAX_VARS];
+    for (out, (&x, &y)) in c.iter_mut().zip(r.c.iter().zip(&e.c)) {
+        *out = x.checked_sub(factor.checked_mul(y)?)?;
+    }
+    Some(Row { c, k: r.k.checked_sub(factor.checked_mul(e.k)?)? })
 }
 
 /// `b*p + a*q`, which cancels the column where `p` has `a > 0` and `q` has `-b < 0`.
@@ -198,7 +270,7 @@ fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
 /// Integer values for the eliminated columns, last eliminated first, each
 /// chosen within the bounds its stage's rows give once the later columns are
 /// fixed. None where some interval holds no integer.
-fn back_substitute(stages: &[(usize, Vec<Row>)], n: usize) -> Option<Vec<i64>> {
+fn back_substitute(stages: &[(usize, Vec<Row>)]) -> Option<[i64; MAX_VARS]> {
     let mut x = [0i64; MAX_VARS];
     for (col, rows) in stages.iter().rev() {
         let (mut lo, mut hi) = (i64::MIN, i64::MAX);
@@ -223,7 +295,7 @@ fn back_substitute(stages: &[(usize, Vec<Row>)], n: usize) -> Option<Vec<i64>> {
         }
         x[*col] = if lo > i64::MIN { lo } else if hi < i64::MAX { hi } else { 0 };
     }
-    Some(x[..n].to_vec())
+    Some(x)
 }
 
 #[cfg(test)]
@@ -269,15 +341,24 @@ mod tests {
     }
 
     #[test]
-    fn unbounded_variables_are_eliminated() {
-        // 512p + a - b - 256 == 0 with a - b in [0, 255] only at p = 1/2 .. : p must be
-        // fractional, so the integer problem is infeasible once p is split; the
-        // relaxation alone is feasible.
+    fn an_unbounded_buffer_parity_has_no_integer_value() {
+        // 512p + a - b == 256 with a - b in [0, 255]: only p in (0, 1/2] fits,
+        // which the rational relaxation allows and integer substitution does not.
         let dom = [(-INF, INF), (0, 255), (0, 255)];
         let eqs = [le(&[(0, 512), (1, 1), (2, -1)], -256)];
         let les = [le(&[(1, -1), (2, 1)], 0)];
-        assert!(matches!(refute(&eqs, &les, None, &dom), Relaxed::Open(_)));
-        let dom0 = [(0, 0), (0, 255), (0, 255)];
-        assert_eq!(refute(&eqs, &les, None, &dom0), Relaxed::Infeasible);
+        assert_eq!(refute(&eqs, &les, None, &dom), Relaxed::Infeasible);
+        // With a - b allowed to reach 256, p = 0 is a solution.
+        let wider = [(-INF, INF), (0, 256), (0, 255)];
+        assert!(matches!(refute(&eqs, &les, None, &wider), Relaxed::Open(_)));
     }
+
+    #[test]
+    fn parity_through_xor_bits_is_refuted() {
+        // a = 2h + 1 (odd) and a = 2g (even).
+        let dom = [(0, 255), (0, 127), (0, 127)];
+        let eqs = [le(&[(0, 1), (1, -2)], -1), le(&[(0, 1), (2, -2)], 0)];
+        assert_eq!(refute(&eqs, &[], None, &dom), Relaxed::Infeasible);
+    }
+
 }

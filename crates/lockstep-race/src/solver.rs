@@ -455,6 +455,11 @@ impl Problem {
         if !self.propagate(&mut dom) {
             return Search::None;
         }
+        // Functions with a known operand become linear: search that problem.
+        if let Some((child, child_dom)) = self.linearized(&dom) {
+            let n = dom.len();
+            return child.dfs(child_dom, &child.relevant(), left, counters_first).truncated(n);
+        }
         // The rational relaxation refutes most subproblems outright, and its
         // integer point is often a witness already.
         let mut split = None;
@@ -526,6 +531,93 @@ impl Problem {
             Some(d) => Search::Exhausted(d),
             None => Search::None,
         }
+    }
+
+    /// The problem with every function that has exactly one known operand
+    /// replaced by linear constraints, when it is `x * c`, `x << c`, `x / c`,
+    /// `x >> c`, `x % c`, `x & (2^k - 1)` or `x ^ 2^k` over a non-negative `x`
+    /// (new variables for quotients and bits); None when none is. Exact: the
+    /// constraints hold for precisely the values the function produces.
+    fn linearized(&self, dom: &[(i128, i128)]) -> Option<(Problem, Vec<(i128, i128)>)> {
+        let mut p = Problem { funcs: Vec::new(), ..self.clone() };
+        p.dom = dom.to_vec();
+        let mut changed = false;
+        for f in &self.funcs {
+            let (a, b) = (f.a.eval(dom), f.b.eval(dom));
+            let (x, c) = match (a, b) {
+                (None, Some(c)) => (&f.a, c),
+                (Some(c), None) if matches!(f.op, FnOp::Mul | FnOp::And | FnOp::Xor) => (&f.b, c),
+                _ => {
+                    p.funcs.push(f.clone());
+                    continue;
+                }
+            };
+            let out = Lin::var(f.out);
+            let nonneg = x.range(dom).0 >= 0;
+            let power = |m: i128, n: i128| u32::try_from(n).ok().and_then(|n| m.checked_pow(n)).filter(|&v| v < INF);
+            let scaled = match f.op {
+                FnOp::Mul => Some(c),
+                FnOp::MulPow(m) => power(m as i128, c),
+                FnOp::Shl if (0..62).contains(&c) => Some(1 << c),
+                // m^n beyond any value: the quotient is 0.
+                FnOp::DivPow(m) if c >= 0 && power(m as i128, c).is_none() => Some(0),
+                _ => None,
+            };
+            let divisor = match f.op {
+                FnOp::Div if c > 0 => Some(c),
+                FnOp::Shr if (0..62).contains(&c) => Some(1 << c),
+                FnOp::DivPow(m) => power(m as i128, c),
+                _ => None,
+            };
+            let modulus = match f.op {
+                FnOp::Rem if c > 0 => Some(c),
+                FnOp::And if c >= 0 && (c + 1) & c == 0 => Some(c + 1),
+                _ => None,
+            };
+            let done = if let Some(factor) = scaled {
+                p.equal(&out, &x.scale(factor));
+                true
+            } else if let (Some(divisor), true) = (divisor, nonneg) {
+                p.quotient(x, divisor, &out);
+                true
+            } else if let (Some(m), true) = (modulus, nonneg) {
+                p.remainder(x, m, &out);
+                true
+            } else if f.op == FnOp::Xor && c > 0 && c & (c - 1) == 0 && c < 1 << 61 && nonneg {
+                // x = 2c*high + c*bit + low, and x ^ c flips the bit.
+                let high = Lin::var(p.new_var(0, INF));
+                let bit = Lin::var(p.new_var(0, 1));
+                let low = Lin::var(p.new_var(0, c - 1));
+                p.equal(x, &high.scale(2 * c).add(&bit.scale(c)).add(&low));
+                p.equal(&out, &x.plus(c).sub(&bit.scale(2 * c)));
+                true
+            } else {
+                false
+            };
+            if done {
+                changed = true;
+            } else {
+                p.funcs.push(f.clone());
+            }
+        }
+        changed.then(|| {
+            let d = p.dom.clone();
+            (p, d)
+        })
+    }
+
+    /// `out = x / c` for `x >= 0`, `c > 0`: `c*out <= x <= c*out + c - 1`.
+    fn quotient(&mut self, x: &Lin, c: i128, out: &Lin) {
+        self.at_most(&out.scale(c), x);
+        self.at_most(x, &out.scale(c).plus(c - 1));
+    }
+
+    /// `out = x % c` for `x >= 0`, `c > 0`: `x = c*q + out` with `0 <= out < c`.
+    fn remainder(&mut self, x: &Lin, c: i128, out: &Lin) {
+        let q = Lin::var(self.new_var(0, INF));
+        self.at_most(&Lin::konst(0), out);
+        self.at_most(out, &Lin::konst(c - 1));
+        self.equal(x, &q.scale(c).add(out));
     }
 
     /// A disequality (or a whole "threads differ" group) that the point `d` makes zero.
@@ -643,6 +735,29 @@ impl Problem {
                         match residue(&f.a, dom[f.out].0, m, dom) {
                             None => return false,
                             Some(c) => changed |= c,
+                        }
+                    }
+                } else if let (FnOp::MulPow(_) | FnOp::DivPow(_), Some(a), [(n, 1)], 0) = (f.op, f.a.eval(dom), f.b.terms.as_slice(), f.b.k) {
+                    // y = a * m^n and y = a / m^n are monotone in the step
+                    // count n: step counts whose y falls outside y's bounds
+                    // (or traps) come off both ends of n's domain.
+                    let (lo, hi) = dom[*n];
+                    if hi - lo <= 64 {
+                        let (ylo, yhi) = dom[f.out];
+                        let outside = |k: i128| f.op.eval(a, k).is_none_or(|y| y < ylo || y > yhi);
+                        let (mut nlo, mut nhi) = (lo, hi);
+                        while nlo <= nhi && outside(nlo) {
+                            nlo += 1;
+                        }
+                        while nhi >= nlo && outside(nhi) {
+                            nhi -= 1;
+                        }
+                        if nlo > nhi {
+                            return false;
+                        }
+                        if (nlo, nhi) != (lo, hi) {
+                            dom[*n] = (nlo, nhi);
+                            changed = true;
                         }
                     }
                 } else if f.op == FnOp::Xor {
@@ -790,6 +905,23 @@ enum Search {
     None,
     /// Out of budget; the domains where the search stopped.
     Exhausted(Vec<(i128, i128)>),
+}
+
+impl Search {
+    /// Drops the variables a linearized child problem added.
+    fn truncated(self, n: usize) -> Search {
+        match self {
+            Search::Found(mut v, exact) => {
+                v.truncate(n);
+                Search::Found(v, exact)
+            }
+            Search::Exhausted(mut d) => {
+                d.truncate(n);
+                Search::Exhausted(d)
+            }
+            Search::None => Search::None,
+        }
+    }
 }
 
 fn fixed_values(dom: &[(i128, i128)]) -> Vec<Option<i128>> {
