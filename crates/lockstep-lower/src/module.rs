@@ -8,7 +8,7 @@ use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Module, Type};
 use lockstep_source::Span;
 use lockstep_syntax::{Fields, Node, NodeFields, Syntax, Tree};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// What a module-level name stands for.
 #[derive(Clone, Debug)]
@@ -34,11 +34,11 @@ pub struct Ctx<'t> {
     pub module: Module,
     pub diags: Vec<Diagnostic>,
     pub structs: Vec<StructDef>,
-    pub struct_names: HashMap<String, usize>,
-    pub typedefs: HashMap<String, SrcType>,
-    pub globals: HashMap<String, GlobalBinding>,
+    pub struct_names: FxHashMap<String, usize>,
+    pub typedefs: FxHashMap<String, SrcType>,
+    pub globals: FxHashMap<String, GlobalBinding>,
     /// Function definitions by name, for inlining at call sites.
-    pub funcs: HashMap<String, Vec<Node<'t>>>,
+    pub funcs: FxHashMap<String, Vec<Node<'t>>>,
     pub options: &'t Options,
 }
 
@@ -374,10 +374,10 @@ pub fn lower_tree_streaming(
         module: Module::default(),
         diags: Vec::new(),
         structs: Vec::new(),
-        struct_names: HashMap::new(),
-        typedefs: HashMap::new(),
-        globals: HashMap::new(),
-        funcs: HashMap::new(),
+        struct_names: FxHashMap::default(),
+        typedefs: FxHashMap::default(),
+        globals: FxHashMap::default(),
+        funcs: FxHashMap::default(),
         options,
     };
     ctx.module.collective_fences = ctx.d.collective_fences;

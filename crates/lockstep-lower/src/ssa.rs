@@ -6,7 +6,7 @@
 
 use lockstep_ir::{BlockId, Function, Op, Type, Value};
 use lockstep_source::Span;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Var(pub u32);
@@ -15,10 +15,10 @@ pub struct Var(pub u32);
 pub struct Ssa {
     var_types: Vec<Type>,
     var_names: Vec<String>,
-    defs: HashMap<(Var, BlockId), Value>,
+    defs: FxHashMap<(Var, BlockId), Value>,
     sealed: Vec<bool>,
     preds: Vec<Vec<BlockId>>,
-    incomplete: HashMap<BlockId, Vec<(Var, Value)>>,
+    incomplete: FxHashMap<BlockId, Vec<(Var, Value)>>,
 }
 
 impl Ssa {

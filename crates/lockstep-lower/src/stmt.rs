@@ -12,7 +12,7 @@ use lockstep_ir::{
 };
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A typed value split into scalar components.
 #[derive(Clone, Debug)]
@@ -55,13 +55,13 @@ pub struct FnLowerer<'c, 't> {
     pub f: Function,
     pub ssa: Ssa,
     pub cur: BlockId,
-    scopes: Vec<HashMap<String, Binding>>,
+    scopes: Vec<FxHashMap<String, Binding>>,
     loops: Vec<LoopTargets>,
     frames: Vec<Frame>,
     pub depth: u32,
     pub group_size: Option<[u32; 3]>,
     /// Blocks holding code that follows a `return`, `break` or `continue`.
-    unreachable: HashSet<BlockId>,
+    unreachable: FxHashSet<BlockId>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -77,12 +77,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
             f,
             ssa: Ssa::default(),
             cur: BlockId(0),
-            scopes: vec![HashMap::new()],
+            scopes: vec![FxHashMap::default()],
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
             group_size: info.group_size,
-            unreachable: HashSet::new(),
+            unreachable: FxHashSet::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -300,7 +300,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let span = self.span(n);
         match self.cx.kind(n) {
             "compound_statement" | "declaration_list" => {
-                self.scopes.push(HashMap::new());
+                self.scopes.push(FxHashMap::default());
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
                 for k in kids {
@@ -415,7 +415,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn for_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        self.scopes.push(HashMap::new());
+        self.scopes.push(FxHashMap::default());
         if let Some(init) = n.field(self.cx.fields.initializer) {
             if self.cx.kind(init) == "declaration" {
                 self.declaration(init);
@@ -680,7 +680,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let ret = if ret_ty == SrcType::Void { None } else { Some((self.new_vars(&ret_ty, name), ret_ty.clone())) };
         let return_to = self.new_block(span);
         // Bind parameters in a fresh scope that sees only globals.
-        let saved_scopes = std::mem::replace(&mut self.scopes, vec![HashMap::new()]);
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![FxHashMap::default()]);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
         if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
