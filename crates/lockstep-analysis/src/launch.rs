@@ -1,15 +1,21 @@
 //! Launch-shape facts a kernel implies about itself.
 
+use crate::{Level, Uniformity};
 use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
 
 /// With an unknown group size: the widest group along x for which every
 /// access that indexes an array's innermost dimension directly with the
 /// thread's x id (`tile[row][threadIdx.x]`, `s[threadIdx.x + c]`) stays in
 /// bounds. A wider launch would make those accesses out of bounds, so the
-/// analyses may assume at most this many threads per group.
-pub fn in_bounds_group_width(module: &Module, f: &Function) -> Option<u32> {
+/// analyses may assume at most this many threads per group. Only accesses
+/// that every thread of the group reaches count: under `if (tid < 32)`,
+/// `s[tid + 32]` says nothing about threads 32 and up.
+pub fn in_bounds_group_width(module: &Module, f: &Function, uniformity: &Uniformity) -> Option<u32> {
     let mut bound: Option<u64> = None;
-    for b in &f.blocks {
+    for (id, b) in f.block_ids().zip(&f.blocks) {
+        if uniformity.block_level(id) < Level::Group {
+            continue;
+        }
         for &v in &b.insts {
             let Some(m) = f.inst(v).op.mem_ref() else { continue };
             let Root::Global(g) = m.root else { continue };
@@ -66,6 +72,10 @@ mod tests {
         Span::new(FileId(0), 0, 0)
     }
 
+    fn uniformity(f: &Function) -> Uniformity {
+        Uniformity::analyze(f, &crate::Cfg::new(f))
+    }
+
     fn shared(m: &mut Module, dims: Vec<u64>) -> lockstep_ir::GlobalId {
         let len = dims.iter().product();
         m.add_global(Global {
@@ -96,12 +106,12 @@ mod tests {
         let zero = f.push(b, Op::Const(Const::Float(0.0)), Type::F32, sp());
         let m1 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx };
         f.push(b, Op::Store(m1, zero), Type::Void, sp());
-        assert_eq!(in_bounds_group_width(&m, &f), Some(256));
+        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), Some(256));
         // `buf[0][tid + 1]` stays in bounds only for 255 threads.
         let m2 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx1 };
         f.push(b, Op::Load(m2), Type::F32, sp());
         f.set_term(b, Terminator::Return(None), sp());
-        assert_eq!(in_bounds_group_width(&m, &f), Some(255));
+        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), Some(255));
     }
 
     #[test]
@@ -114,6 +124,6 @@ mod tests {
         let two = f.push(b, Op::Const(Const::Int(2)), Type::U32, sp());
         let idx = f.push(b, Op::Binary(BinOp::Mul, tid, two), Type::U32, sp());
         f.push(b, Op::Load(MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx }), Type::F32, sp());
-        assert_eq!(in_bounds_group_width(&m, &f), None);
+        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), None);
     }
 }

@@ -32,15 +32,15 @@ impl<'m> KernelFacts<'m> {
 
     /// Facts for a kernel that is already flat (no calls to bodies).
     pub fn from_flat(module: &'m Module, mut func: Function) -> KernelFacts<'m> {
+        let cfg = Cfg::new(&func);
+        let uniformity = Uniformity::analyze(&func, &cfg);
         // With no known group size, accesses that index a row by the thread id
         // bound how wide the group can be without going out of bounds.
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
-            if let (Some(width), Some(entry)) = (lockstep_analysis::launch::in_bounds_group_width(module, &func), func.entry.as_mut()) {
+            if let (Some(width), Some(entry)) = (lockstep_analysis::launch::in_bounds_group_width(module, &func, &uniformity), func.entry.as_mut()) {
                 entry.max_threads = Some(entry.max_threads.map_or(width, |m| m.min(width)));
             }
         }
-        let cfg = Cfg::new(&func);
-        let uniformity = Uniformity::analyze(&func, &cfg);
         KernelFacts { module, func, cfg, uniformity }
     }
 }
