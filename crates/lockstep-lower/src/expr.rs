@@ -3,11 +3,12 @@
 use crate::dialect::{flag_barrier, BuiltinVar, ResourceKind};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
-use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Place, RV};
+use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Offsets, Place, RV};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
+use std::borrow::Cow;
 
 /// The common type of a binary arithmetic operation (usual arithmetic conversions, simplified).
 fn arith_type(a: Type, b: Type) -> Type {
@@ -112,7 +113,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             Place::Mem { space, root, base, offsets, .. } => {
-                for (off, x) in offsets.clone().into_iter().zip(vals) {
+                for (off, x) in offsets.iter().zip(vals) {
                     let idx = self.offset(*base, off, span);
                     self.emit(Op::Store(mem_ref(*space, *root, idx), x), Type::Void, span);
                 }
@@ -142,7 +143,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let mut types = Vec::new();
                 ty.scalar_types(&self.cx.structs, &mut types);
                 let mut vals = Vec::with_capacity(offsets.len());
-                for (i, off) in offsets.clone().into_iter().enumerate() {
+                for (i, off) in offsets.iter().enumerate() {
                     let idx = self.offset(*base, off, span);
                     let t = types.get(i).copied().unwrap_or(Type::F32);
                     vals.push(self.emit(Op::Load(mem_ref(*space, *root, idx)), t, span));
@@ -280,7 +281,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn number(&mut self, n: Node<'t>, span: Span) -> RV {
         let text = self.cx.text(n).trim();
-        let lower = text.to_ascii_lowercase();
+        let lower: Cow<str> = if text.bytes().any(|b| b.is_ascii_uppercase()) { text.to_ascii_lowercase().into() } else { text.into() };
         let is_hex = lower.starts_with("0x");
         let is_float = !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f') || lower.ends_with('h'));
         if is_float {
@@ -533,14 +534,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     self.emit(Op::Binary(BinOp::Mul, idx, k), t, span)
                 };
                 let idx = self.add_index(base, scaled, span);
-                let offsets = (0..cells.min(1 << 16) as u32).collect();
+                let offsets = Offsets::Dense(cells.min(1 << 16) as u32);
                 Some(Place::Mem { space, root, base: idx, offsets, ty: *elem })
             }
             Place::Mem { space, root, base, offsets, ty: ty @ (SrcType::Vector(..) | SrcType::Matrix(..)) } => {
                 // v[i] on a vector in memory: constant component only.
                 let k = self.f.as_int(idx).unwrap_or(0).max(0) as usize;
-                let off = *offsets.get(k).unwrap_or(&0);
-                Some(Place::Mem { space, root, base, offsets: vec![off], ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+                let off = offsets.get(k).unwrap_or(0);
+                Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![off]), ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
             }
             Place::Vars { vars, ty } => {
                 // Constant index into a register vector.
@@ -556,7 +557,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let k = self.int(t, cells as i64, span);
                 let scaled = if cells == 1 { idx } else { self.emit(Op::Binary(BinOp::Mul, idx, k), t, span) };
                 let idx = self.add_index(base, scaled, span);
-                let offsets = (0..cells.min(1 << 16) as u32).collect();
+                let offsets = Offsets::Dense(cells.min(1 << 16) as u32);
                 Some(Place::Mem { space, root, base: idx, offsets, ty })
             }
         }
@@ -591,14 +592,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Place::Mem { space, root, base, offsets, ty } => {
                 if let SrcType::Struct(si) = ty {
                     let (offs, fty) = self.field_layout(si, fname)?;
-                    let sel = offs.iter().filter_map(|&o| offsets.get(o as usize).copied()).collect();
-                    return Some(Place::Mem { space, root, base, offsets: sel, ty: fty });
+                    let sel = offs.iter().filter_map(|&o| offsets.get(o as usize)).collect();
+                    return Some(Place::Mem { space, root, base, offsets: Offsets::Listed(sel), ty: fty });
                 }
                 let idx = swizzle(fname, offsets.len() as u32)?;
                 let t = ty.scalar(&self.cx.structs);
-                let sel: Vec<_> = idx.iter().filter_map(|&i| offsets.get(i as usize).copied()).collect();
+                let sel: Vec<_> = idx.iter().filter_map(|&i| offsets.get(i as usize)).collect();
                 let len = sel.len() as u32;
-                Some(Place::Mem { space, root, base, offsets: sel, ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } })
+                Some(Place::Mem { space, root, base, offsets: Offsets::Listed(sel), ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } })
             }
         }
     }
@@ -632,7 +633,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Root::Local(_) => MemSpace::Private,
             Root::Ptr(_) => sp,
         };
-        Place::Mem { space, root, base, offsets: (0..cells.min(1 << 16) as u32).collect(), ty: elem.clone() }
+        Place::Mem { space, root, base, offsets: Offsets::Dense(cells.min(1 << 16) as u32), ty: elem.clone() }
     }
 
     fn resolve_pointer(&mut self, p: Value, span: Span) -> (Root, Value) {
@@ -673,7 +674,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
         match self.place(arg) {
             Some(Place::Mem { space, root, base, offsets, ty }) => {
-                let idx = self.offset(base, offsets.first().copied().unwrap_or(0), span);
+                let idx = self.offset(base, offsets.first().unwrap_or(0), span);
                 let v = self.emit(Op::AddrOf(root, idx), Type::Ptr(space), span);
                 RV { vals: vec![v], ty: SrcType::Pointer(Box::new(ty), space) }
             }
@@ -1242,7 +1243,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 operands.push(self.convert(v, t, span));
             }
         }
-        let idx = self.offset(base, offsets.first().copied().unwrap_or(0), span);
+        let idx = self.offset(base, offsets.first().unwrap_or(0), span);
         let old = self.emit(Op::Atomic(op, mem_ref(space, root, idx), operands), t, span);
         // HLSL returns the original value through a trailing out argument.
         if !self.cx.d.atomic_dest_is_pointer {
@@ -1327,7 +1328,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let k = self.int(t, cells as i64, span);
             self.fold_or_emit(BinOp::Mul, linear, k, t, span)
         };
-        Place::Mem { space, root: Root::Global(g), base, offsets: (0..cells.min(1 << 16) as u32).collect(), ty: elem.clone() }
+        Place::Mem { space, root: Root::Global(g), base, offsets: Offsets::Dense(cells.min(1 << 16) as u32), ty: elem.clone() }
     }
 
     /// Texel coordinates to one cell index: x + (y << 16) + (z << 28).
@@ -1375,7 +1376,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let two = self.int(Type::U32, 2, span);
                 let cell = self.fold_or_emit(BinOp::Shr, a, two, Type::U32, span);
                 let ty = if width == 1 { SrcType::Scalar(Type::U32) } else { SrcType::Vector(Type::U32, width) };
-                let place = Place::Mem { space, root: Root::Global(g), base: cell, offsets: (0..width).collect(), ty };
+                let place = Place::Mem { space, root: Root::Global(g), base: cell, offsets: Offsets::Dense(width), ty };
                 if m.starts_with("Load") {
                     self.read_place(&place, span)
                 } else if m.starts_with("Store") {
@@ -1503,25 +1504,34 @@ fn param_count(cx: &Ctx, def: Node) -> Option<usize> {
 }
 
 /// Whether evaluating an expression may fault or change state (loads, calls, assignments).
+/// Looks at `n` and its named descendants (through named nodes only); more
+/// than 10 000 of them count as effects.
 fn has_effects(cx: &Ctx, n: Node) -> bool {
-    let mut stack = vec![n];
+    let mut c = n.walk();
     let mut seen = 0;
-    while let Some(x) = stack.pop() {
-        seen += 1;
-        if seen > 10_000 {
-            return true;
-        }
-        match cx.kind(x) {
-            "call_expression" | "subscript_expression" | "pointer_expression" | "assignment_expression" | "update_expression"
-            | "field_expression" => {
-                if cx.kind(x) != "field_expression" || x.field(cx.fields.operator).is_some_and(|o| cx.kind(o) == "->") {
-                    return true;
-                }
+    loop {
+        let x = c.node();
+        let named = x.is_named() || x == n;
+        if named {
+            seen += 1;
+            if seen > 10_000 {
+                return true;
             }
-            _ => {}
+            match cx.kind(x) {
+                "call_expression" | "subscript_expression" | "pointer_expression" | "assignment_expression" | "update_expression" => {
+                    return true
+                }
+                "field_expression" if x.field(cx.fields.operator).is_some_and(|o| cx.kind(o) == "->") => return true,
+                _ => {}
+            }
         }
-        let mut c = x.walk();
-        stack.extend(x.named_children(&mut c));
+        if named && c.goto_first_child() {
+            continue;
+        }
+        while !c.goto_next_sibling() {
+            if !c.goto_parent() {
+                return false;
+            }
+        }
     }
-    false
 }

@@ -9,6 +9,7 @@ use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Modu
 use lockstep_source::Span;
 use lockstep_syntax::{Fields, Node, NodeFields, Syntax, Tree};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// What a module-level name stands for.
 #[derive(Clone, Debug)]
@@ -303,8 +304,7 @@ pub fn resource_type(kind: ResourceKind, elem: SrcType, writable: bool) -> SrcTy
 
 /// Parses an integer literal with C suffixes; returns the value and whether it is unsigned.
 pub fn parse_int_literal(text: &str) -> Option<(u64, bool)> {
-    let t = text.replace('\'', "");
-    let lower = t.to_ascii_lowercase();
+    let lower = ascii_lowercase_without_separators(text);
     let unsigned = lower.contains('u');
     let digits = lower.trim_end_matches(['u', 'l']);
     let v = if let Some(h) = digits.strip_prefix("0x") {
@@ -319,21 +319,33 @@ pub fn parse_int_literal(text: &str) -> Option<(u64, bool)> {
     Some((v, unsigned))
 }
 
+/// `text` in ASCII lower case without `'` digit separators, borrowed when it already is.
+pub fn ascii_lowercase_without_separators(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b == b'\'' || b.is_ascii_uppercase()) {
+        Cow::Owned(text.replace('\'', "").to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// Collects declaration words: qualifiers and specifiers before the type.
 pub fn decl_words<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<&'t str> {
     let mut words = Vec::new();
     let mut c = n.walk();
-    for (i, ch) in n.children(&mut c).enumerate() {
-        if n.field_name_for_child(i as u32).is_some() {
-            continue;
-        }
-        match ctx.kind(ch) {
-            "type_qualifier" | "storage_class_specifier" | "qualifiers" | "virtual_function_specifier" => {
-                words.extend(ctx.text(ch).split_whitespace())
+    let mut more = c.goto_first_child();
+    while more {
+        // Children in a field (the type, the declarators) are not words.
+        if c.field_id().is_none() {
+            let ch = c.node();
+            match ctx.kind(ch) {
+                "type_qualifier" | "storage_class_specifier" | "qualifiers" | "virtual_function_specifier" => {
+                    words.extend(ctx.text(ch).split_whitespace())
+                }
+                k if !ch.is_named() || k.starts_with("__") => words.push(ctx.text(ch)),
+                _ => {}
             }
-            k if !ch.is_named() || k.starts_with("__") => words.push(ctx.text(ch)),
-            _ => {}
         }
+        more = c.goto_next_sibling();
     }
     words
 }

@@ -27,7 +27,41 @@ pub enum Place {
     /// SSA variables, one per scalar component.
     Vars { vars: Vec<Var>, ty: SrcType },
     /// Memory cells at `base + offsets[i]`.
-    Mem { space: MemSpace, root: Root, base: Value, offsets: Vec<u32>, ty: SrcType },
+    Mem { space: MemSpace, root: Root, base: Value, offsets: Offsets, ty: SrcType },
+}
+
+/// The cell offsets of a memory place. Most places cover cells `0..n` of
+/// their type; those are kept as a count, so that naming a large array
+/// allocates nothing.
+#[derive(Clone, Debug)]
+pub enum Offsets {
+    /// `0..n`.
+    Dense(u32),
+    Listed(Vec<u32>),
+}
+
+impl Offsets {
+    pub fn len(&self) -> usize {
+        match self {
+            Offsets::Dense(n) => *n as usize,
+            Offsets::Listed(v) => v.len(),
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            Offsets::Dense(n) => (i < *n as usize).then_some(i as u32),
+            Offsets::Listed(v) => v.get(i).copied(),
+        }
+    }
+
+    pub fn first(&self) -> Option<u32> {
+        self.get(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|i| self.get(i).expect("in range"))
+    }
 }
 
 /// What a name in a function scope stands for.
@@ -302,8 +336,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "compound_statement" | "declaration_list" => {
                 self.scopes.push(FxHashMap::default());
                 let mut c = n.walk();
-                let kids: Vec<_> = n.named_children(&mut c).collect();
-                for k in kids {
+                for k in n.named_children(&mut c) {
                     self.stmt(k);
                 }
                 self.scopes.pop();
@@ -598,7 +631,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let local = LocalId(self.f.locals.len() as u32);
                 self.f.locals.push(IrLocal { name: name.clone(), elem: ty.scalar(&self.cx.structs), len, span });
                 let zero = self.int(Type::U32, 0, span);
-                let offsets = (0..len.min(1 << 16) as u32).collect();
+                let offsets = Offsets::Dense(len.min(1 << 16) as u32);
                 Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets, ty: ty.clone() }
             };
             let rv = match (init_rv, init) {
@@ -658,7 +691,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn global_place(&mut self, g: lockstep_ir::GlobalId, ty: &SrcType, space: MemSpace, span: Span) -> Place {
         let zero = self.int(Type::U32, 0, span);
         let cells = ty.cells(&self.cx.structs).min(1 << 16) as u32;
-        Place::Mem { space, root: Root::Global(g), base: zero, offsets: (0..cells.max(1)).collect(), ty: ty.clone() }
+        Place::Mem { space, root: Root::Global(g), base: zero, offsets: Offsets::Dense(cells.max(1)), ty: ty.clone() }
     }
 
     // ----- inlining -----
