@@ -48,16 +48,21 @@ fn gcd(a: i64, b: i64) -> i64 {
 impl Row {
     /// Divides by the gcd of the coefficients, rounding the constant towards
     /// the tighter side: `g*y + k <= 0` holds for integer `y` iff `y + ceil(k/g) <= 0`.
-    fn normalized(mut self) -> Row {
-        let g = self.c.iter().fold(0, |g, &x| gcd(g, x));
+    /// Only the first `n` coefficients can be non-zero.
+    fn normalized(mut self, n: usize) -> Row {
+        let c = &mut self.c[..n];
+        if c.iter().any(|x| x.abs() == 1) {
+            return self;
+        }
+        let g = c.iter().fold(0, |g, &x| gcd(g, x));
         if g > 1 {
-            self.c.iter_mut().for_each(|x| *x /= g);
+            c.iter_mut().for_each(|x| *x /= g);
             self.k = self.k.div_euclid(g) + i64::from(self.k.rem_euclid(g) != 0);
         }
         self
     }
-    fn is_const(&self) -> bool {
-        self.c.iter().all(|&x| x == 0)
+    fn is_const(&self, n: usize) -> bool {
+        self.c[..n].iter().all(|&x| x == 0)
     }
 }
 
@@ -87,7 +92,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     }
     for l in les.iter().chain(extra) {
         match convert(l, dom, &cols) {
-            Converted::Row(r) => rows.push(r.normalized()),
+            Converted::Row(r) => rows.push(r.normalized(n)),
             Converted::Const(k) if k > 0 => return Relaxed::Infeasible,
             Converted::Const(_) | Converted::Unrepresentable => {}
         }
@@ -134,16 +139,16 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
             continue;
         };
         for r in equalities.iter_mut().filter(|r| r.c[col] != 0) {
-            let Some(next) = eliminate(r, &e, col) else { return Relaxed::Open(None) };
+            let Some(next) = eliminate(r, &e, col, n) else { return Relaxed::Open(None) };
             *r = next;
         }
         for r in rows.iter_mut().filter(|r| r.c[col] != 0) {
-            let Some(next) = eliminate(r, &e, col) else { return Relaxed::Open(None) };
-            *r = next.normalized();
+            let Some(next) = eliminate(r, &e, col, n) else { return Relaxed::Open(None) };
+            *r = next.normalized(n);
         }
         substituted.push((col, e));
     }
-    let Some(rows) = tidy(rows) else { return Relaxed::Infeasible };
+    let Some(rows) = tidy(rows, n) else { return Relaxed::Infeasible };
 
     // Eliminate one column at a time, keeping each stage for back-substitution.
     let mut stages: Vec<(usize, Vec<Row>)> = Vec::new();
@@ -155,8 +160,8 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
         for p in rows.iter().filter(|r| r.c[col] > 0) {
             for q in rows.iter().filter(|r| r.c[col] < 0) {
                 let (a, b) = (p.c[col], -q.c[col]);
-                let Some(r) = combine(p, q, a, b) else { return Relaxed::Open(None) };
-                if r.is_const() {
+                let Some(r) = combine(p, q, a, b, n) else { return Relaxed::Open(None) };
+                if r.is_const(n) {
                     if r.k > 0 {
                         return Relaxed::Infeasible;
                     }
@@ -165,7 +170,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
                 }
             }
         }
-        let Some(next) = tidy(next) else { return Relaxed::Infeasible };
+        let Some(next) = tidy(next, n) else { return Relaxed::Infeasible };
         if next.len() > MAX_ROWS {
             return Relaxed::Open(None);
         }
@@ -222,48 +227,54 @@ fn convert(l: &Lin, dom: &[(i128, i128)], cols: &[Var]) -> Converted {
 }
 
 /// `r - (a/s) * e` where `e` has the unit coefficient `s` and `r` the coefficient `a` at `col`.
-fn eliminate(r: &Row, e: &Row, col: usize) -> Option<Row> {
+fn eliminate(r: &Row, e: &Row, col: usize, n: usize) -> Option<Row> {
     let factor = r.c[col].checked_mul(e.c[col])?;
     let mut c = [0i64; MAX_VARS];
-    for (out, (&x, &y)) in c.iter_mut().zip(r.c.iter().zip(&e.c)) {
+    for (out, (&x, &y)) in c[..n].iter_mut().zip(r.c.iter().zip(&e.c)) {
         *out = x.checked_sub(factor.checked_mul(y)?)?;
     }
     Some(Row { c, k: r.k.checked_sub(factor.checked_mul(e.k)?)? })
 }
 
 /// `b*p + a*q`, which cancels the column where `p` has `a > 0` and `q` has `-b < 0`.
-fn combine(p: &Row, q: &Row, a: i64, b: i64) -> Option<Row> {
+fn combine(p: &Row, q: &Row, a: i64, b: i64, n: usize) -> Option<Row> {
     let g = gcd(a, b);
     let (a, b) = (a / g, b / g);
     let mut c = [0i64; MAX_VARS];
-    for (out, (&x, &y)) in c.iter_mut().zip(p.c.iter().zip(&q.c)) {
+    for (out, (&x, &y)) in c[..n].iter_mut().zip(p.c.iter().zip(&q.c)) {
         *out = x.checked_mul(b)?.checked_add(y.checked_mul(a)?)?;
     }
     let k = p.k.checked_mul(b)?.checked_add(q.k.checked_mul(a)?)?;
-    Some(Row { c, k }.normalized())
+    Some(Row { c, k }.normalized(n))
 }
 
 /// Sorts and merges rows with equal coefficients (the tighter constant wins);
 /// None when a constant row is violated.
-fn tidy(mut rows: Vec<Row>) -> Option<Vec<Row>> {
-    if rows.iter().any(|r| r.is_const() && r.k > 0) {
+fn tidy(mut rows: Vec<Row>, n: usize) -> Option<Vec<Row>> {
+    if rows.iter().any(|r| r.is_const(n) && r.k > 0) {
         return None;
     }
-    rows.retain(|r| !r.is_const());
+    rows.retain(|r| !r.is_const(n));
     // Same coefficients next to each other, the largest (tightest) constant first.
-    rows.sort_unstable_by(|x, y| x.c.cmp(&y.c).then(y.k.cmp(&x.k)));
-    rows.dedup_by(|later, first| later.c == first.c);
+    rows.sort_unstable_by(|x, y| x.c[..n].cmp(&y.c[..n]).then(y.k.cmp(&x.k)));
+    rows.dedup_by(|later, first| later.c[..n] == first.c[..n]);
     Some(rows)
 }
 
-/// The live column whose elimination adds the fewest rows.
+/// The live column to eliminate next: one with only unit coefficients if
+/// any (eliminating it loses no integer information, so the gcd tightening of
+/// what remains still sees parities and strides), and the fewest new rows.
 fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
     (0..live.len())
         .filter(|&c| live[c] && rows.iter().any(|r| r.c[c] != 0))
         .min_by_key(|&c| {
-            let pos = rows.iter().filter(|r| r.c[c] > 0).count() as i64;
-            let neg = rows.iter().filter(|r| r.c[c] < 0).count() as i64;
-            (pos * neg - pos - neg, c)
+            let (mut pos, mut neg, mut inexact) = (0i64, 0i64, false);
+            for r in rows {
+                pos += i64::from(r.c[c] > 0);
+                neg += i64::from(r.c[c] < 0);
+                inexact |= r.c[c].abs() > 1;
+            }
+            (inexact, pos * neg - pos - neg, c)
         })
 }
 
