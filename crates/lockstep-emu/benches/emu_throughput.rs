@@ -39,6 +39,7 @@ fn kernel() -> (Module, FuncId) {
         cells_per_elem: 1,
         len: Some(len),
         coherent: false,
+        texel_axes: 0,
         init: vec![],
         span: sp,
     };

@@ -291,6 +291,7 @@ impl<'t> Ctx<'t> {
             cells_per_elem,
             len,
             coherent,
+            texel_axes: 0,
             init: Vec::new(),
             span,
         };
@@ -646,6 +647,9 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         if let SrcType::Resource { kind, elem, writable } = &ty {
             let g = ctx.add_global(&name, resource_kind(*kind, *writable), resource_space(*kind, *writable), elem, coherent, span);
             ctx.module.globals[g.index()].len = None;
+            if let ResourceKind::Texture { dims } = kind {
+                ctx.module.globals[g.index()].texel_axes = *dims;
+            }
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;
         }
