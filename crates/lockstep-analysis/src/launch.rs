@@ -1,6 +1,6 @@
 //! Launch-shape facts a kernel implies about itself.
 
-use crate::{Level, Uniformity};
+use crate::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
 
 /// With an unknown group size: the widest group along x for which every
@@ -8,12 +8,18 @@ use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
 /// thread's x id (`tile[row][threadIdx.x]`, `s[threadIdx.x + c]`) stays in
 /// bounds. A wider launch would make those accesses out of bounds, so the
 /// analyses may assume at most this many threads per group. Only accesses
-/// that every thread of the group reaches count: under `if (tid < 32)`,
-/// `s[tid + 32]` says nothing about threads 32 and up.
-pub fn in_bounds_group_width(module: &Module, f: &Function, uniformity: &Uniformity) -> Option<u32> {
+/// that every thread of a group can reach count: under `if (tid < 32)`,
+/// `s[tid + 32]` says nothing about threads 32 and up, while under
+/// `if (x < width)` every thread runs it when the launch passes a large `width`.
+pub fn in_bounds_group_width(module: &Module, f: &Function, cfg: &Cfg, uniformity: &Uniformity) -> Option<u32> {
     let mut bound: Option<u64> = None;
     for (id, b) in f.block_ids().zip(&f.blocks) {
-        if uniformity.block_level(id) < Level::Group {
+        let reached_by_all = uniformity.block_level(id) >= Level::Group
+            || cfg.control_deps_transitive(id).into_iter().all(|c| {
+                let cond = f.block(c).term.condition();
+                uniformity.branch_level(c) >= Level::Group || cond.is_some_and(|v| bounded_by_launch(f, uniformity, v, 0))
+            });
+        if !reached_by_all {
             continue;
         }
         for &v in &b.insts {
@@ -33,6 +39,18 @@ pub fn in_bounds_group_width(module: &Module, f: &Function, uniformity: &Uniform
         }
     }
     bound.map(|b| b.min(u32::MAX as u64) as u32)
+}
+
+/// Whether a thread-dependent condition compares against a group-uniform
+/// value that is not a constant (`x < width`): some launch makes it hold for
+/// every thread. Conjunctions qualify when every part does.
+fn bounded_by_launch(f: &Function, uniformity: &Uniformity, c: Value, depth: u32) -> bool {
+    let launch_value = |v: Value| uniformity.level(v) >= Level::Group && f.as_int(v).is_none();
+    match &f.inst(c).op {
+        Op::Cmp(_, a, b) => launch_value(*a) || launch_value(*b),
+        Op::Binary(BinOp::LAnd | BinOp::And, a, b) if depth < 8 => bounded_by_launch(f, uniformity, *a, depth + 1) && bounded_by_launch(f, uniformity, *b, depth + 1),
+        _ => false,
+    }
 }
 
 /// Constants at least this large are taken to select a row, not to shift within one.
@@ -107,12 +125,12 @@ mod tests {
         let zero = f.push(b, Op::Const(Const::Float(0.0)), Type::F32, sp());
         let m1 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx };
         f.push(b, Op::Store(m1, zero), Type::Void, sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), Some(256));
+        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), Some(256));
         // `buf[0][tid + 1]` stays in bounds only for 255 threads.
         let m2 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx1 };
         f.push(b, Op::Load(m2), Type::F32, sp());
         f.set_term(b, Terminator::Return(None), sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), Some(255));
+        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), Some(255));
     }
 
     #[test]
@@ -125,6 +143,6 @@ mod tests {
         let two = f.push(b, Op::Const(Const::Int(2)), Type::U32, sp());
         let idx = f.push(b, Op::Binary(BinOp::Mul, tid, two), Type::U32, sp());
         f.push(b, Op::Load(MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx }), Type::F32, sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &uniformity(&f)), None);
+        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), None);
     }
 }
