@@ -3,16 +3,19 @@
 use crate::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
 
-/// With an unknown group size: the widest group along x for which every
-/// access that indexes an array's innermost dimension directly with the
-/// thread's x id (`tile[row][threadIdx.x]`, `s[threadIdx.x + c]`) stays in
-/// bounds. A wider launch would make those accesses out of bounds, so the
-/// analyses may assume at most this many threads per group. Only accesses
-/// that every thread of a group can reach count: under `if (tid < 32)`,
-/// `s[tid + 32]` says nothing about threads 32 and up, while under
-/// `if (x < width)` every thread runs it when the launch passes a large `width`.
-pub fn in_bounds_group_width(module: &Module, f: &Function, cfg: &Cfg, uniformity: &Uniformity) -> Option<u32> {
-    let mut bound: Option<u64> = None;
+/// With an unknown group size: per axis, the widest group for which every
+/// access that indexes an array dimension directly with a thread id stays
+/// in bounds — the innermost dimension by the x id (`tile[row][threadIdx.x]`,
+/// `s[threadIdx.x + c]`), any other dimension by any id (`tile[threadIdx.y][…]`,
+/// `tile[threadIdx.x][threadIdx.y]` in a transpose). A wider launch would make
+/// those accesses out of bounds, so the analyses may assume at most this
+/// many threads along that axis. Only accesses that every thread of a group
+/// can reach count: under `if (tid < 32)`, `s[tid + 32]` says nothing about
+/// threads 32 and up, while under `if (x < width)` every thread runs it when
+/// the launch passes a large `width`.
+pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformity: &Uniformity) -> [Option<u32>; 3] {
+    let mut bound: [Option<u64>; 3] = [None; 3];
+    let mut limit = |axis: usize, width: u64| bound[axis] = Some(bound[axis].map_or(width, |b| b.min(width)));
     for (id, b) in f.block_ids().zip(&f.blocks) {
         let reached_by_all = uniformity.block_level(id) >= Level::Group
             || cfg.control_deps_transitive(id).into_iter().all(|c| {
@@ -27,18 +30,66 @@ pub fn in_bounds_group_width(module: &Module, f: &Function, cfg: &Cfg, uniformit
             let Root::Global(g) = m.root else { continue };
             let global = module.global(g);
             let (Some(&inner), 1) = (global.dims.last(), global.cells_per_elem) else { continue };
-            if inner == 0 {
+            if global.dims.contains(&0) {
                 continue;
             }
-            let Some(offset) = thread_x_summand(f, m.index, 0) else { continue };
-            if offset < 0 || offset as u64 >= inner {
+            if let Some(offset) = thread_x_summand(f, m.index, 0) {
+                if (0..inner as i64).contains(&offset) {
+                    limit(0, inner - offset as u64);
+                }
+            }
+            // Outer dimensions: a summand `id * stride` where no constant shifts the row.
+            let mut parts = Vec::new();
+            summands(f, m.index, &mut parts, 0);
+            if parts.iter().any(|&p| f.as_int(p).is_some()) {
                 continue;
             }
-            let width = inner - offset as u64;
-            bound = Some(bound.map_or(width, |b| b.min(width)));
+            for (dim, &extent) in global.dims.iter().enumerate().take(global.dims.len() - 1) {
+                let stride: u64 = global.dims[dim + 1..].iter().product();
+                for &p in &parts {
+                    if let Some(axis) = scaled_thread_id(f, p, stride) {
+                        limit(axis, extent);
+                    }
+                }
+            }
         }
     }
-    bound.map(|b| b.min(u32::MAX as u64) as u32)
+    bound.map(|b| b.map(|b| b.min(u32::MAX as u64) as u32))
+}
+
+/// The summands of an index (through additions and integer conversions).
+fn summands(f: &Function, v: Value, out: &mut Vec<Value>, depth: u32) {
+    match &f.inst(v).op {
+        Op::Binary(BinOp::Add, a, b) if depth < 16 => {
+            summands(f, *a, out, depth + 1);
+            summands(f, *b, out, depth + 1);
+        }
+        Op::Convert(x) if depth < 16 && f.inst(*x).ty.is_int() => summands(f, *x, out, depth + 1),
+        _ => out.push(v),
+    }
+}
+
+/// The axis of `id * stride` (or `id << log2(stride)`) for a thread id.
+fn scaled_thread_id(f: &Function, v: Value, stride: u64) -> Option<usize> {
+    let id_axis = |x: Value| {
+        let mut x = x;
+        while let Op::Convert(y) = &f.inst(x).op {
+            x = *y;
+        }
+        match f.inst(x).op {
+            Op::Builtin(Builtin::LocalId(a)) => Some(a as usize % 3),
+            _ => None,
+        }
+    };
+    match &f.inst(v).op {
+        Op::Binary(BinOp::Mul, a, b) => match (f.as_int(*a), f.as_int(*b)) {
+            (_, Some(c)) if c as u64 == stride => id_axis(*a),
+            (Some(c), _) if c as u64 == stride => id_axis(*b),
+            _ => None,
+        },
+        Op::Binary(BinOp::Shl, a, b) => f.as_int(*b).filter(|&c| (0..63).contains(&c) && 1u64 << c == stride).and_then(|_| id_axis(*a)),
+        _ => None,
+    }
 }
 
 /// Whether a thread-dependent condition compares against a group-uniform
@@ -125,12 +176,12 @@ mod tests {
         let zero = f.push(b, Op::Const(Const::Float(0.0)), Type::F32, sp());
         let m1 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx };
         f.push(b, Op::Store(m1, zero), Type::Void, sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), Some(256));
+        assert_eq!(in_bounds_group_extent(&m, &f, &crate::Cfg::new(&f), &uniformity(&f))[0], Some(256));
         // `buf[0][tid + 1]` stays in bounds only for 255 threads.
         let m2 = MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx1 };
         f.push(b, Op::Load(m2), Type::F32, sp());
         f.set_term(b, Terminator::Return(None), sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), Some(255));
+        assert_eq!(in_bounds_group_extent(&m, &f, &crate::Cfg::new(&f), &uniformity(&f))[0], Some(255));
     }
 
     #[test]
@@ -143,6 +194,6 @@ mod tests {
         let two = f.push(b, Op::Const(Const::Int(2)), Type::U32, sp());
         let idx = f.push(b, Op::Binary(BinOp::Mul, tid, two), Type::U32, sp());
         f.push(b, Op::Load(MemRef { space: MemSpace::Shared, root: Root::Global(g), index: idx }), Type::F32, sp());
-        assert_eq!(in_bounds_group_width(&m, &f, &crate::Cfg::new(&f), &uniformity(&f)), None);
+        assert_eq!(in_bounds_group_extent(&m, &f, &crate::Cfg::new(&f), &uniformity(&f))[0], None);
     }
 }

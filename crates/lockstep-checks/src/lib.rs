@@ -37,8 +37,12 @@ impl<'m> KernelFacts<'m> {
         // With no known group size, accesses that index a row by the thread id
         // bound how wide the group can be without going out of bounds.
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
-            if let (Some(width), Some(entry)) = (lockstep_analysis::launch::in_bounds_group_width(module, &func, &cfg, &uniformity), func.entry.as_mut()) {
-                entry.max_threads = Some(entry.max_threads.map_or(width, |m| m.min(width)));
+            let extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
+            if let Some(entry) = func.entry.as_mut() {
+                if let Some(width) = extent[0] {
+                    entry.max_threads = Some(entry.max_threads.map_or(width, |m| m.min(width)));
+                }
+                entry.axis_limits = extent;
             }
         }
         KernelFacts { module, func, cfg, uniformity }

@@ -135,6 +135,8 @@ pub struct EntryInfo {
     pub group_size: Option<[u32; 3]>,
     /// An upper bound on threads per group (`__launch_bounds__`).
     pub max_threads: Option<u32>,
+    /// Upper bounds on the group's extent per axis that in-bounds accesses imply.
+    pub axis_limits: [Option<u32>; 3],
     /// Required wave size (`[WaveSize(n)]`).
     pub wave_size: Option<u32>,
 }

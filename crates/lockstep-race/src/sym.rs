@@ -26,6 +26,8 @@ pub struct Kernel<'a> {
     pub group_size: Option<[u32; 3]>,
     /// Upper bound on threads per group when the size is not known.
     pub max_threads: u32,
+    /// Per axis, how wide the group can be with every in-bounds access staying in bounds.
+    axis_limits: [Option<u32>; 3],
     inst_block: Vec<Option<BlockId>>,
     /// For each block, the loop (index into `cfg.loops`) it heads.
     header_of: Vec<Option<usize>>,
@@ -72,7 +74,8 @@ impl<'a> Kernel<'a> {
         }
         // The grid always may have several groups along x.
         group_axes[0] = true;
-        Kernel { f, cfg, uni, group_size, max_threads, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
+        let axis_limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
+        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -301,6 +304,10 @@ impl Build<'_> {
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
         };
+        let hi = match (self.q.k.group_size, self.q.k.axis_limits[ax as usize % 3]) {
+            (None, Some(limit)) => hi.min(limit as i128 - 1),
+            _ => hi,
+        };
         let v = self.var(Key::Tid(s, ax), 0, hi.max(0));
         self.p.first[v] = true;
         v
@@ -428,6 +435,7 @@ impl Build<'_> {
                 Some(g) => Lin::konst(g[ax as usize % 3] as i128),
                 None => {
                     let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
+                    let hi = q.k.axis_limits[ax as usize % 3].map_or(hi, |limit| hi.min(limit as i128));
                     Lin::var(self.var(Key::BlockDim(ax % 3), 1, hi))
                 }
             },
