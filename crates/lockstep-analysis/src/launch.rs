@@ -156,7 +156,7 @@ mod tests {
             cells_per_elem: 1,
             len: Some(len),
             coherent: false,
-            texel_axes: 0,
+            texel_width: 0,
             init: Vec::new(),
             span: sp(),
         })

@@ -162,7 +162,7 @@ pub fn kernel(barriers: usize, seed: u64) -> (Module, Function) {
             cells_per_elem: 1,
             len: Some(256),
             coherent: false,
-            texel_axes: 0,
+            texel_width: 0,
             init: Vec::new(),
             span: sp(),
         });

@@ -34,7 +34,7 @@ fn shared_global(m: &mut Module, name: &str, kind: GlobalKind) -> GlobalId {
         cells_per_elem: 1,
         len: Some(256),
         coherent: false,
-        texel_axes: 0,
+        texel_width: 0,
         init: Vec::new(),
         span: sp(),
     })

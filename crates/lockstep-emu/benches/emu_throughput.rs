@@ -39,7 +39,7 @@ fn kernel() -> (Module, FuncId) {
         cells_per_elem: 1,
         len: Some(len),
         coherent: false,
-        texel_axes: 0,
+        texel_width: 0,
         init: vec![],
         span: sp,
     };

@@ -69,9 +69,9 @@ pub struct Global {
     pub len: Option<u64>,
     /// `globallycoherent` / `volatile`: writes are visible device-wide.
     pub coherent: bool,
-    /// For a texture, how many coordinates address a texel (1 to 3); the
-    /// index is then `x + (y << 16) + (z << 28)`. 0 for everything else.
-    pub texel_axes: u8,
+    /// For a texture, the widest x coordinate a texel can have (the index is
+    /// `x + (y << 16) + (z << 28)`, so x stays below 2^16); 0 for everything else.
+    pub texel_width: u32,
     /// Initial cell values (constants, `static const` tables).
     pub init: Vec<Const>,
     pub span: Span,

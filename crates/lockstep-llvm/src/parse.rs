@@ -209,7 +209,7 @@ fn add_global(module: &mut Module, ctx: &mut ModCtx, code: &str, file: FileId) {
         cells_per_elem: 1,
         len: Some(cells),
         coherent: false,
-        texel_axes: 0,
+        texel_width: 0,
         init: Vec::new(),
         span,
     });

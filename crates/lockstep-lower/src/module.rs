@@ -291,7 +291,7 @@ impl<'t> Ctx<'t> {
             cells_per_elem,
             len,
             coherent,
-            texel_axes: 0,
+            texel_width: 0,
             init: Vec::new(),
             span,
         };
@@ -628,6 +628,10 @@ fn cbuffer<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     }
 }
 
+/// The widest texture a Direct3D 12 device allows along x; a texel
+/// coordinate beyond it addresses no texel (the access is dropped).
+const MAX_TEXTURE_WIDTH: u32 = 16384;
+
 /// A module-level `declaration`: shared/device memory, resources, constants.
 fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     let Some(type_node) = n.field(ctx.fields.ty) else { return };
@@ -647,8 +651,8 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         if let SrcType::Resource { kind, elem, writable } = &ty {
             let g = ctx.add_global(&name, resource_kind(*kind, *writable), resource_space(*kind, *writable), elem, coherent, span);
             ctx.module.globals[g.index()].len = None;
-            if let ResourceKind::Texture { dims } = kind {
-                ctx.module.globals[g.index()].texel_axes = *dims;
+            if let ResourceKind::Texture { .. } = kind {
+                ctx.module.globals[g.index()].texel_width = MAX_TEXTURE_WIDTH;
             }
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;

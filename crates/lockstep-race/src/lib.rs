@@ -266,8 +266,11 @@ impl Ctx<'_> {
         self.queries.set(self.queries.get() + 1);
         // Through a pointer the other access's allocation bound does not apply.
         let len = if e.0.alloc == l.0.alloc { alloc_len(self.module, l.0.alloc) } else { None };
-        let texel_cells = match (e.0.alloc, l.0.alloc) {
-            (Alloc::Global(a), Alloc::Global(b)) if a == b && self.module.global(a).texel_axes > 0 => Some(self.module.global(a).cells_per_elem.max(1)),
+        let texels = match (e.0.alloc, l.0.alloc) {
+            (Alloc::Global(a), Alloc::Global(b)) if a == b && self.module.global(a).texel_width > 0 => {
+                let g = self.module.global(a);
+                Some((g.cells_per_elem.max(1), g.texel_width))
+            }
             _ => None,
         };
         let q = Query {
@@ -278,7 +281,7 @@ impl Ctx<'_> {
                 Side { block: e.0.block, index: e.0.index, base: e.0.base, offsets: e.1.to_vec() },
             ],
             len,
-            texel_cells,
+            texels,
         };
         q.conflict()
     }
@@ -578,7 +581,7 @@ impl<'a> ConflictOracle<'a> {
             mode: Mode::SameGroup,
             sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new() }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new() }],
             len: None,
-            texel_cells: None,
+            texels: None,
         };
         q.conflict().is_some()
     }

@@ -148,14 +148,10 @@ pub struct Query<'k> {
     pub sides: [Side; 2],
     /// Cells in the allocation, when known: accesses stay in bounds.
     pub len: Option<u64>,
-    /// For a texture: cells per texel. Texel indices are `x + (y << 16) + …`
-    /// (see the lowering) with `x` within the hardware's texture width.
-    pub texel_cells: Option<u32>,
+    /// For a texture: cells per texel and the widest x coordinate. Texel
+    /// indices are `x + (y << 16) + …` (see `Global::texel_width`).
+    pub texels: Option<(u32, u32)>,
 }
-
-/// The widest texture a Direct3D 12 device allows along x; a texel
-/// coordinate beyond it addresses no texel (the access is dropped).
-const MAX_TEXTURE_WIDTH: i128 = 16384;
 
 /// Two threads and the cell they both touch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -250,12 +246,12 @@ impl Query<'_> {
                 b.p.at_most(&Lin::konst(0), a);
                 b.p.at_most(a, &Lin::konst(len as i128 - 1));
             }
-            if let Some(cells) = self.texel_cells {
+            if let Some((cells, width)) = self.texels {
                 // The x part of the index (terms not multiples of a row) is an in-range x.
                 let row = (cells as i128) << 16;
                 let x = Lin { terms: a.terms.iter().filter(|t| t.1 % row != 0).copied().collect(), k: a.k.rem_euclid(row) };
                 b.p.at_most(&Lin::konst(0), &x);
-                b.p.at_most(&x, &Lin::konst(cells as i128 * MAX_TEXTURE_WIDTH - 1));
+                b.p.at_most(&x, &Lin::konst(cells as i128 * width as i128 - 1));
             }
         }
         b.size_bounds();

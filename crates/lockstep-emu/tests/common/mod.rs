@@ -51,7 +51,7 @@ impl Kb {
             cells_per_elem: 1,
             len,
             coherent: false,
-            texel_axes: 0,
+            texel_width: 0,
             init: Vec::new(),
             span: self.at,
         })
