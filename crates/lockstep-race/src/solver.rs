@@ -4,7 +4,9 @@
 //! (group-uniform symbols), plus functional constraints (`y = a ^ b`,
 //! `y = a % b`, …) that are evaluated once their arguments are known.
 //!
-//! The search enumerates small finite domains with bounds propagation and
+//! The search enumerates small finite domains with bounds propagation,
+//! decides each node's rational relaxation exactly (see [`crate::relax`]),
+//! turns functions with a known operand into linear constraints, and
 //! finishes with Gaussian elimination over the unbounded rest. Whatever it
 //! cannot decide it answers "feasible, not exact": callers treat that as a
 //! possible race, so the solver may over-approximate but never misses one.
@@ -276,10 +278,9 @@ impl Problem {
         for part in p.components() {
             let part = part.as_ref().unwrap_or(p);
             let relevant = part.relevant();
-            // Two branching orders, each with its own budget: thread ids first
-            // (fixing one thread usually fixes the other), or loop counters
-            // first (fixing them makes `a ^ j` and `2^n` evaluable). The
-            // first definite answer wins.
+            // Two branching orders, each with its own budget: fewest values
+            // first, or loop counters first (fixing them makes `a ^ j` and
+            // `2^n` evaluable or linear). The first definite answer wins.
             let mut answer = None;
             for counters_first in [false, true] {
                 let mut left = budget;
@@ -423,13 +424,13 @@ impl Problem {
         Some(p)
     }
 
-    /// Branching order: thread ids, or small counters that feed functions,
-    /// first; the rest after.
-    fn rank(&self, v: Var, counters_first: bool) -> u8 {
+    /// Branching order of the counters-first search: small counters that
+    /// feed functions, then thread ids, then the rest.
+    fn counter_rank(&self, v: Var) -> u8 {
         let counter = !self.first[v] && self.funcs.iter().any(|f| f.a.coef(v) != 0 || f.b.coef(v) != 0);
-        match (self.first[v], counter, counters_first) {
-            (_, true, true) | (true, _, false) => 0,
-            (true, _, true) | (_, true, false) => 1,
+        match (counter, self.first[v]) {
+            (true, _) => 0,
+            (false, true) => 1,
             _ => 2,
         }
     }
@@ -510,7 +511,7 @@ impl Problem {
                 .min_by_key(|&v| {
                     let size = dom[v].1 - dom[v].0;
                     if counters_first {
-                        (self.rank(v, true), size, v)
+                        (self.counter_rank(v), size, v)
                     } else {
                         // Fewest values first: a two-way split the relaxation can
                         // refute on both sides beats enumerating thread ids.
