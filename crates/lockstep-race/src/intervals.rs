@@ -9,7 +9,7 @@
 //! instances, which is the only way they can race within a group.
 
 use lockstep_analysis::Cfg;
-use lockstep_ir::{BlockId, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
+use lockstep_ir::{BlockId, CmpOp, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
 use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,6 +168,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             }
         }
     }
+    let always_entered: Vec<Option<usize>> = f.block_ids().map(|b| headed_loop(cfg, b).filter(|_| first_test_passes(f, cfg, b))).collect();
     let mut out = Vec::new();
     for (start, block, from) in starts {
         if f.blocks.is_empty() {
@@ -181,9 +182,10 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         }
         let mut members: Vec<(usize, Offsets)> = Vec::new();
         let mut recorded: HashSet<(usize, Offsets)> = HashSet::new();
-        let mut seen: HashSet<(BlockId, Offsets)> = HashSet::new();
-        let mut work: Vec<(BlockId, usize, Offsets)> = vec![(block, from, init)];
-        while let Some((b, from, off)) = work.pop() {
+        // `entering`: this visit of a loop header is that loop's first test.
+        let mut seen: HashSet<(BlockId, Offsets, bool)> = HashSet::new();
+        let mut work: Vec<(BlockId, usize, Offsets, bool)> = vec![(block, from, init, false)];
+        while let Some((b, from, off, entering)) = work.pop() {
             let insts = &f.block(b).insts;
             let mut stopped = false;
             for &v in insts.iter().skip(from) {
@@ -201,6 +203,12 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                 continue;
             }
             for &s in &cfg.succs[b.index()] {
+                // A loop whose first test always passes is never skipped.
+                if let (true, Some(l)) = (entering, always_entered[b.index()]) {
+                    if cfg.loops[l].blocks.binary_search(&s).is_err() {
+                        continue;
+                    }
+                }
                 let mut next = off.clone();
                 for (k, l) in cfg.loops.iter().enumerate() {
                     let (from_in, to_in) = (l.blocks.binary_search(&b).is_ok(), l.blocks.binary_search(&s).is_ok());
@@ -216,14 +224,59 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                         next[k] = NOT_IN;
                     }
                 }
-                if seen.insert((s, next.clone())) {
-                    work.push((s, 0, next));
+                let entering_s = headed_loop(cfg, s).is_some_and(|l| cfg.loops[l].blocks.binary_search(&b).is_err());
+                if seen.insert((s, next.clone(), entering_s)) {
+                    work.push((s, 0, next, entering_s));
                 }
             }
         }
         out.push(Interval { start, members });
     }
     out
+}
+
+/// The loop `b` heads.
+fn headed_loop(cfg: &Cfg, b: BlockId) -> Option<usize> {
+    cfg.loops.iter().position(|l| l.header == b)
+}
+
+/// Whether `b` heads a loop whose first test, with the values the loop is
+/// entered with (`for (s = 64; s > 0; s >>= 1)`), is constant and stays in the loop.
+fn first_test_passes(f: &Function, cfg: &Cfg, b: BlockId) -> bool {
+    let Some(l) = headed_loop(cfg, b) else { return false };
+    let lp = &cfg.loops[l];
+    let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = &f.block(b).term else { return false };
+    let inside = |x: BlockId| lp.blocks.binary_search(&x).is_ok();
+    let stays = match (inside(*then_to), inside(*else_to)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return false,
+    };
+    let Op::Cmp(op, x, y) = &f.inst(*cond).op else { return false };
+    let entries: Vec<BlockId> = cfg.preds[b.index()].iter().copied().filter(|&p| !inside(p)).collect();
+    // The value an operand has on entry from `pred`: a constant, or a header phi's constant input.
+    let on_entry = |v: Value, pred: BlockId| -> Option<i64> {
+        match &f.inst(v).op {
+            Op::Phi(incoming) => incoming.iter().find(|i| i.0 == pred).and_then(|i| f.as_int(i.1)),
+            _ => f.as_int(v),
+        }
+    };
+    let unsigned = !f.inst(*x).ty.is_signed();
+    !entries.is_empty()
+        && entries.iter().all(|&p| match (on_entry(*x, p), on_entry(*y, p)) {
+            (Some(a), Some(c)) if !(unsigned && (a < 0 || c < 0)) => {
+                let holds = match op {
+                    CmpOp::Eq => a == c,
+                    CmpOp::Ne => a != c,
+                    CmpOp::Lt => a < c,
+                    CmpOp::Le => a <= c,
+                    CmpOp::Gt => a > c,
+                    CmpOp::Ge => a >= c,
+                };
+                holds == stays
+            }
+            _ => false,
+        })
 }
 
 /// Whether `to` can execute after `from` in the same thread without passing
