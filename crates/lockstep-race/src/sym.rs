@@ -31,6 +31,9 @@ pub struct Kernel<'a> {
     inst_block: Vec<Option<BlockId>>,
     /// For each block, the loop (index into `cfg.loops`) it heads.
     header_of: Vec<Option<usize>>,
+    /// Per loop, how many times its body runs when that is a constant
+    /// (`for (s = 64; s > 0; s >>= 1)` runs 7 times).
+    trip_counts: Vec<Option<i128>>,
     /// Per axis: whether the kernel mentions the thread (group) axis at all.
     /// With unknown sizes, an axis the kernel never names is taken to be 1
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
@@ -49,6 +52,7 @@ impl<'a> Kernel<'a> {
         for (i, l) in cfg.loops.iter().enumerate() {
             header_of[l.header.index()] = Some(i);
         }
+        let trip_counts = (0..cfg.loops.len()).map(|l| trip_count(f, cfg, l)).collect();
         let max_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
         let (mut thread_axes, mut group_axes) = ([false; 3], [false; 3]);
         // Only ids something reads count: front ends materialize whole vectors.
@@ -75,7 +79,7 @@ impl<'a> Kernel<'a> {
         // The grid always may have several groups along x.
         group_axes[0] = true;
         let axis_limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
-        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
+        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -579,7 +583,7 @@ impl Build<'_> {
         // one value when it is uniform or the loop holds the threads together.
         let in_step = q.mode == Mode::SameGroup && q.sides.iter().all(|s| s.offsets.get(l).is_some_and(|&o| o < MANY));
         let uniform = q.k.uni.level(v) >= q.needed();
-        match q.rel(l) {
+        let n = match q.rel(l) {
             Rel::Same if outer_same && (in_step || uniform) => Lin::var(self.var(Key::Iter(Owner::Shared, l), 0, hi)),
             Rel::Offset(off) if outer_same => {
                 let a = self.var(Key::Iter(Owner::Side(0), l), 0, INF);
@@ -591,7 +595,21 @@ impl Build<'_> {
                 Lin::var(if s == 0 { a } else { b })
             }
             _ => Lin::var(self.var(Key::Iter(Owner::Side(s), l), 0, hi)),
+        };
+        // A constant trip count pins the count after the loop and bounds it inside.
+        if let (Some(trips), [(var, 1)]) = (q.k.trip_counts[l], n.terms.as_slice()) {
+            let block = q.sides[s as usize].block;
+            let (lo, hi) = if !q.k.in_loop(l, block) {
+                (trips, trips)
+            } else if block == q.k.cfg.loops[l].header {
+                (0, trips)
+            } else {
+                (0, trips - 1)
+            };
+            let d = &mut self.p.dom[*var];
+            *d = (d.0.max(lo), d.1.min(hi));
         }
+        n
     }
 
     /// Adds what a branch condition says when it went the `pol` way.
@@ -869,6 +887,87 @@ impl Build<'_> {
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
         Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact }
+    }
+}
+
+/// How many times the body of loop `l` runs, when its only exit is the
+/// header's test of an induction variable against a constant and both the
+/// start value and the step are constants; None otherwise (or beyond 64).
+fn trip_count(f: &Function, cfg: &Cfg, l: usize) -> Option<i128> {
+    let lp = &cfg.loops[l];
+    if lp.exiting != [lp.header] {
+        return None;
+    }
+    let Terminator::Branch { cond, then_to, else_to } = &f.block(lp.header).term else { return None };
+    let inside = |b: BlockId| lp.blocks.binary_search(&b).is_ok();
+    let stays = match (inside(*then_to), inside(*else_to)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return None,
+    };
+    let Op::Cmp(op, x, y) = &f.inst(*cond).op else { return None };
+    let (phi, bound, op) = match (f.as_int(*x), f.as_int(*y)) {
+        (None, Some(c)) => (*x, c, *op),
+        (Some(c), None) => (*y, c, swap(*op)),
+        _ => return None,
+    };
+    let Op::Phi(incoming) = &f.inst(phi).op else { return None };
+    let (mut init, mut update) = (None, None);
+    for &(pred, val) in incoming {
+        let slot = if inside(pred) { &mut update } else { &mut init };
+        match *slot {
+            None => *slot = Some(val),
+            Some(v) if v == val => {}
+            Some(_) => return None,
+        }
+    }
+    let mut value = f.as_int(init?)? as i128;
+    let Op::Binary(step, a, b) = &f.inst(update?).op else { return None };
+    let c = match (*a == phi, f.as_int(*b)) {
+        (true, Some(c)) => c as i128,
+        _ => return None,
+    };
+    let unsigned = !f.inst(phi).ty.is_signed();
+    for trips in 0..=64 {
+        if unsigned && value < 0 {
+            return None;
+        }
+        let holds = match op {
+            CmpOp::Eq => value == bound as i128,
+            CmpOp::Ne => value != bound as i128,
+            CmpOp::Lt => value < bound as i128,
+            CmpOp::Le => value <= bound as i128,
+            CmpOp::Gt => value > bound as i128,
+            CmpOp::Ge => value >= bound as i128,
+        };
+        if holds != stays {
+            return Some(trips);
+        }
+        value = match step {
+            BinOp::Add => value + c,
+            BinOp::Sub => value - c,
+            BinOp::Mul => value * c,
+            BinOp::Shl if (0..32).contains(&c) => value << c,
+            BinOp::Shr if (0..32).contains(&c) => value >> c,
+            BinOp::Div if c > 0 => value / c,
+            _ => return None,
+        };
+        // Beyond 32 bits the program would wrap around: not simulated.
+        if !(i32::MIN as i128..=u32::MAX as i128).contains(&value) {
+            return None;
+        }
+    }
+    None
+}
+
+/// `a op b` as `b op' a`.
+fn swap(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
     }
 }
 
