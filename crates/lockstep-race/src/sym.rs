@@ -999,3 +999,36 @@ fn negate(op: CmpOp) -> CmpOp {
         CmpOp::Ge => CmpOp::Lt,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_lower::{compile, Lang, Options};
+    use lockstep_source::SourceDb;
+
+    /// The trip counts of the entry's loops, in loop order.
+    fn trip_counts(body: &str) -> Vec<Option<i128>> {
+        let src = format!("cbuffer C : register(b0) {{ uint N; }};\nRWStructuredBuffer<uint> Out : register(u0);\n[numthreads(64, 1, 1)]\nvoid main(uint gi : SV_GroupIndex) {{\n{body}\n}}\n");
+        let mut db = SourceDb::new();
+        let file = db.add_bytes(std::path::Path::new("k.hlsl"), src.as_bytes());
+        let m = compile(&mut db, file, Lang::Hlsl, &Options::default()).module;
+        let f = &m.functions[m.entries().next().expect("an entry").index()];
+        let cfg = Cfg::new(f);
+        (0..cfg.loops.len()).map(|l| trip_count(f, &cfg, l)).collect()
+    }
+
+    #[test]
+    fn constant_loops_have_trip_counts() {
+        assert_eq!(trip_counts("for (uint s = 64; s > 0; s >>= 1) Out[gi] += s;"), [Some(7)]);
+        assert_eq!(trip_counts("for (uint i = 0; i < 10; i += 3) Out[gi] += i;"), [Some(4)]);
+        assert_eq!(trip_counts("for (uint i = 5; i < 5; i++) Out[gi] += i;"), [Some(0)]);
+    }
+
+    #[test]
+    fn launch_dependent_or_broken_loops_have_none() {
+        assert_eq!(trip_counts("for (uint i = 0; i < N; i++) Out[gi] += i;"), [None]);
+        assert_eq!(trip_counts("for (uint i = 0; i < 8; i++) { if (Out[i] == 0) break; Out[gi] += i; }"), [None]);
+        // A count beyond what the simulation follows.
+        assert_eq!(trip_counts("for (uint i = 0; i < 100000; i++) Out[gi] += i;"), [None]);
+    }
+}
