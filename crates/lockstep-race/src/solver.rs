@@ -753,12 +753,9 @@ impl Problem {
                         while nhi >= nlo && outside(nhi) {
                             nhi -= 1;
                         }
-                        if nlo > nhi {
-                            return false;
-                        }
-                        if (nlo, nhi) != (lo, hi) {
-                            dom[*n] = (nlo, nhi);
-                            changed = true;
+                        match narrow(dom, *n, nlo, nhi) {
+                            None => return false,
+                            Some(c) => changed |= c,
                         }
                     }
                 } else if f.op == FnOp::Xor {
@@ -955,14 +952,23 @@ fn residue(a: &Lin, r: i128, m: i128, dom: &mut [(i128, i128)]) -> Option<bool> 
         return Some(false);
     }
     // c*v + rest ≡ r  =>  v ≡ (r - rest)*c
-    let want = ((r - rest) * c).rem_euclid(m);
-    let nlo = lo + (want - lo).rem_euclid(m);
-    let nhi = hi - (hi - want).rem_euclid(m);
-    if nlo > nhi {
+    onto_class(dom, v, ((r - rest) * c).rem_euclid(m), m)
+}
+
+/// Moves the bounds of `v` onto the residue class `r (mod m)`, `0 <= r < m`.
+fn onto_class(dom: &mut [(i128, i128)], v: Var, r: i128, m: i128) -> Option<bool> {
+    let (lo, hi) = dom[v];
+    narrow(dom, v, lo + (r - lo).rem_euclid(m), hi - (hi - r).rem_euclid(m))
+}
+
+/// Sets the domain of `v` to `lo..=hi` (already within it): None when that
+/// is empty, otherwise whether anything changed.
+fn narrow(dom: &mut [(i128, i128)], v: Var, lo: i128, hi: i128) -> Option<bool> {
+    if lo > hi {
         return None;
     }
-    let changed = (nlo, nhi) != (lo, hi);
-    dom[v] = (nlo, nhi);
+    let changed = (lo, hi) != dom[v];
+    dom[v] = (lo, hi);
     Some(changed)
 }
 
@@ -989,17 +995,7 @@ fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
             continue;
         }
         // c*v + fixed ≡ 0 (mod g)  =>  v ≡ -fixed*c (mod g)
-        let r = (-fixed * c).rem_euclid(g);
-        let (lo, hi) = dom[v];
-        let nlo = lo + (r - lo).rem_euclid(g);
-        let nhi = hi - (hi - r).rem_euclid(g);
-        if nlo > nhi {
-            return None;
-        }
-        if (nlo, nhi) != (lo, hi) {
-            dom[v] = (nlo, nhi);
-            changed = true;
-        }
+        changed |= onto_class(dom, v, (-fixed * c).rem_euclid(g), g)?;
     }
     Some(changed)
 }
@@ -1082,13 +1078,7 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
                 nhi = nhi.min(div_floor(l, c));
             }
         }
-        if nlo > nhi {
-            return None;
-        }
-        if (nlo, nhi) != (lo, hi) {
-            dom[v] = (nlo, nhi);
-            changed = true;
-        }
+        changed |= narrow(dom, v, nlo, nhi)?;
     }
     Some(changed)
 }
