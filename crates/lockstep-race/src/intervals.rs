@@ -168,7 +168,11 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             }
         }
     }
-    let always_entered: Vec<Option<usize>> = f.block_ids().map(|b| headed_loop(cfg, b).filter(|_| first_test_passes(f, cfg, b))).collect();
+    // Loops whose first test always passes (`for (s = 64; s > 0; ...)`), by header.
+    let always_entered: Vec<Option<usize>> = f
+        .block_ids()
+        .map(|b| headed_loop(cfg, b).filter(|&l| CountedLoop::of(f, cfg, l).is_some_and(|c| c.stays_at(c.start) == Some(true))))
+        .collect();
     let mut out = Vec::new();
     for (start, block, from) in starts {
         if f.blocks.is_empty() {
@@ -240,43 +244,74 @@ fn headed_loop(cfg: &Cfg, b: BlockId) -> Option<usize> {
     cfg.loops.iter().position(|l| l.header == b)
 }
 
-/// Whether `b` heads a loop whose first test, with the values the loop is
-/// entered with (`for (s = 64; s > 0; s >>= 1)`), is constant and stays in the loop.
-fn first_test_passes(f: &Function, cfg: &Cfg, b: BlockId) -> bool {
-    let Some(l) = headed_loop(cfg, b) else { return false };
-    let lp = &cfg.loops[l];
-    let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = &f.block(b).term else { return false };
-    let inside = |x: BlockId| lp.blocks.binary_search(&x).is_ok();
-    let stays = match (inside(*then_to), inside(*else_to)) {
-        (true, false) => true,
-        (false, true) => false,
-        _ => return false,
-    };
-    let Op::Cmp(op, x, y) = &f.inst(*cond).op else { return false };
-    let entries: Vec<BlockId> = cfg.preds[b.index()].iter().copied().filter(|&p| !inside(p)).collect();
-    // The value an operand has on entry from `pred`: a constant, or a header phi's constant input.
-    let on_entry = |v: Value, pred: BlockId| -> Option<i64> {
-        match &f.inst(v).op {
-            Op::Phi(incoming) => incoming.iter().find(|i| i.0 == pred).and_then(|i| f.as_int(i.1)),
-            _ => f.as_int(v),
+/// A loop whose only exit is its header's comparison of a header phi with a
+/// constant, entered with a constant start value: `for (s = 64; s > 0; s >>= 1)`.
+pub struct CountedLoop {
+    pub phi: Value,
+    pub start: i128,
+    op: CmpOp,
+    bound: i128,
+    /// Which outcome of the comparison stays in the loop.
+    stays: bool,
+    unsigned: bool,
+}
+
+impl CountedLoop {
+    pub fn of(f: &Function, cfg: &Cfg, l: usize) -> Option<CountedLoop> {
+        let lp = &cfg.loops[l];
+        if lp.exiting != [lp.header] {
+            return None;
         }
-    };
-    let unsigned = !f.inst(*x).ty.is_signed();
-    !entries.is_empty()
-        && entries.iter().all(|&p| match (on_entry(*x, p), on_entry(*y, p)) {
-            (Some(a), Some(c)) if !(unsigned && (a < 0 || c < 0)) => {
-                let holds = match op {
-                    CmpOp::Eq => a == c,
-                    CmpOp::Ne => a != c,
-                    CmpOp::Lt => a < c,
-                    CmpOp::Le => a <= c,
-                    CmpOp::Gt => a > c,
-                    CmpOp::Ge => a >= c,
-                };
-                holds == stays
-            }
-            _ => false,
-        })
+        let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = &f.block(lp.header).term else { return None };
+        let inside = |b: BlockId| lp.blocks.binary_search(&b).is_ok();
+        let stays = match (inside(*then_to), inside(*else_to)) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return None,
+        };
+        let Op::Cmp(op, x, y) = &f.inst(*cond).op else { return None };
+        let (phi, bound, op) = match (f.as_int(*x), f.as_int(*y)) {
+            (None, Some(c)) => (*x, c, *op),
+            (Some(c), None) => (*y, c, mirrored(*op)),
+            _ => return None,
+        };
+        let Op::Phi(incoming) = &f.inst(phi).op else { return None };
+        let mut starts = incoming.iter().filter(|i| !inside(i.0)).map(|i| f.as_int(i.1));
+        let start = starts.next()??;
+        if !starts.all(|s| s == Some(start)) {
+            return None;
+        }
+        let unsigned = !f.inst(phi).ty.is_signed();
+        Some(CountedLoop { phi, start: start as i128, op, bound: bound as i128, stays, unsigned })
+    }
+
+    /// Whether the header's test keeps a thread in the loop when the phi
+    /// holds `value`; None for a value the phi's type cannot hold.
+    pub fn stays_at(&self, value: i128) -> Option<bool> {
+        if self.unsigned && (value < 0 || self.bound < 0) {
+            return None;
+        }
+        let holds = match self.op {
+            CmpOp::Eq => value == self.bound,
+            CmpOp::Ne => value != self.bound,
+            CmpOp::Lt => value < self.bound,
+            CmpOp::Le => value <= self.bound,
+            CmpOp::Gt => value > self.bound,
+            CmpOp::Ge => value >= self.bound,
+        };
+        Some(holds == self.stays)
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn mirrored(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
+    }
 }
 
 /// Whether `to` can execute after `from` in the same thread without passing

@@ -274,7 +274,7 @@ impl Ctx<'_> {
             _ => None,
         };
         let q = Query {
-            k: &self.k,
+            k: self.k,
             mode,
             sides: [
                 Side { block: l.0.block, index: l.0.index, base: l.0.base, offsets: l.1.to_vec() },

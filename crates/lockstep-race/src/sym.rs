@@ -11,12 +11,15 @@
 //! access constrain its side. Anything not modelled is a fresh symbol, so
 //! the answer errs towards "may conflict".
 
-use crate::intervals::{MANY, NOT_IN};
+use crate::intervals::{CountedLoop, MANY, NOT_IN};
 use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
 use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
+
+/// Branch conditions that hold in a block, with their polarity (shared, cached).
+pub type Guards = std::rc::Rc<[(Value, bool)]>;
 
 /// A kernel prepared for address questions.
 pub struct Kernel<'a> {
@@ -43,7 +46,7 @@ pub struct Kernel<'a> {
     /// oracle ask the same address questions again and again.
     solved: RefCell<HashMap<Problem, Outcome>>,
     /// [`Kernel::guards`] by block.
-    guards: RefCell<HashMap<BlockId, std::rc::Rc<[(Value, bool)]>>>,
+    guards: RefCell<HashMap<BlockId, Guards>>,
 }
 
 impl<'a> Kernel<'a> {
@@ -98,11 +101,11 @@ impl<'a> Kernel<'a> {
     }
 
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
-    pub fn guards(&self, b: BlockId) -> std::rc::Rc<[(Value, bool)]> {
+    pub fn guards(&self, b: BlockId) -> Guards {
         if let Some(g) = self.guards.borrow().get(&b) {
             return g.clone();
         }
-        let g: std::rc::Rc<[(Value, bool)]> = self.find_guards(b).into();
+        let g: Guards = self.find_guards(b).into();
         self.guards.borrow_mut().insert(b, g.clone());
         g
     }
@@ -890,57 +893,25 @@ impl Build<'_> {
     }
 }
 
-/// How many times the body of loop `l` runs, when its only exit is the
-/// header's test of an induction variable against a constant and both the
-/// start value and the step are constants; None otherwise (or beyond 64).
+/// How many times the body of a [`CountedLoop`] runs when its step is a
+/// constant too; None otherwise (or beyond 64).
 fn trip_count(f: &Function, cfg: &Cfg, l: usize) -> Option<i128> {
     let lp = &cfg.loops[l];
-    if lp.exiting != [lp.header] {
+    let counted = CountedLoop::of(f, cfg, l)?;
+    let Op::Phi(incoming) = &f.inst(counted.phi).op else { return None };
+    let mut updates = incoming.iter().filter(|i| lp.blocks.binary_search(&i.0).is_ok()).map(|i| i.1);
+    let update = updates.next()?;
+    if !updates.all(|u| u == update) {
         return None;
     }
-    let Terminator::Branch { cond, then_to, else_to } = &f.block(lp.header).term else { return None };
-    let inside = |b: BlockId| lp.blocks.binary_search(&b).is_ok();
-    let stays = match (inside(*then_to), inside(*else_to)) {
-        (true, false) => true,
-        (false, true) => false,
-        _ => return None,
-    };
-    let Op::Cmp(op, x, y) = &f.inst(*cond).op else { return None };
-    let (phi, bound, op) = match (f.as_int(*x), f.as_int(*y)) {
-        (None, Some(c)) => (*x, c, *op),
-        (Some(c), None) => (*y, c, swap(*op)),
-        _ => return None,
-    };
-    let Op::Phi(incoming) = &f.inst(phi).op else { return None };
-    let (mut init, mut update) = (None, None);
-    for &(pred, val) in incoming {
-        let slot = if inside(pred) { &mut update } else { &mut init };
-        match *slot {
-            None => *slot = Some(val),
-            Some(v) if v == val => {}
-            Some(_) => return None,
-        }
-    }
-    let mut value = f.as_int(init?)? as i128;
-    let Op::Binary(step, a, b) = &f.inst(update?).op else { return None };
-    let c = match (*a == phi, f.as_int(*b)) {
+    let Op::Binary(step, a, b) = &f.inst(update).op else { return None };
+    let c = match (*a == counted.phi, f.as_int(*b)) {
         (true, Some(c)) => c as i128,
         _ => return None,
     };
-    let unsigned = !f.inst(phi).ty.is_signed();
+    let mut value = counted.start;
     for trips in 0..=64 {
-        if unsigned && value < 0 {
-            return None;
-        }
-        let holds = match op {
-            CmpOp::Eq => value == bound as i128,
-            CmpOp::Ne => value != bound as i128,
-            CmpOp::Lt => value < bound as i128,
-            CmpOp::Le => value <= bound as i128,
-            CmpOp::Gt => value > bound as i128,
-            CmpOp::Ge => value >= bound as i128,
-        };
-        if holds != stays {
+        if !counted.stays_at(value)? {
             return Some(trips);
         }
         value = match step {
@@ -958,17 +929,6 @@ fn trip_count(f: &Function, cfg: &Cfg, l: usize) -> Option<i128> {
         }
     }
     None
-}
-
-/// `a op b` as `b op' a`.
-fn swap(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::Le => CmpOp::Ge,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::Ge => CmpOp::Le,
-        other => other,
-    }
 }
 
 /// Whether `x` has the same value in every iteration of `lp`: defined
