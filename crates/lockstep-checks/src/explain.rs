@@ -96,8 +96,7 @@ pub fn explain(db: &SourceDb, m: &Module, f: &Function, u: &Uniformity, v: Value
                     _ => "memory".into(),
                 };
                 let loaded = if show(db, f, cur) == subject { subject.clone() } else { format!("{subject} depends on a value that") };
-                let verb = if loaded == subject { "is" } else { "is" };
-                clauses.push(format!("{loaded} {verb} loaded from {from} at a location that depends on {}", show(db, f, o)));
+                clauses.push(format!("{loaded} is loaded from {from} at a location that depends on {}", show(db, f, o)));
                 subject = show(db, f, o);
                 cur = o;
             }
