@@ -1,4 +1,5 @@
 //! Prints each kernel's IR and the race findings: `cargo run -p lockstep-race --example race_dump FILE`.
+//! `REPS=N` repeats each kernel's analysis N times (for profiling; the time printed is the last run).
 
 use lockstep_analysis::{Cfg, Uniformity};
 use lockstep_lower::{compile, Lang, Options};
@@ -17,6 +18,8 @@ fn main() {
         println!("{}", lockstep_ir::function_to_string(m, &f));
         let cfg = Cfg::new(&f);
         let uni = Uniformity::analyze(&f, &cfg);
+        let reps: usize = std::env::var("REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+        for _ in 1..reps { lockstep_race::analyze_with_stats(m, &f, &cfg, &uni); }
         let t = std::time::Instant::now();
         let (found, stats) = lockstep_race::analyze_with_stats(m, &f, &cfg, &uni);
         eprintln!("{}: {} accesses, {} intervals, {} queries, {:?}", f.name, stats.accesses, stats.intervals, stats.queries, t.elapsed());

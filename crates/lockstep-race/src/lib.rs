@@ -10,6 +10,7 @@
 //! [`may_conflict_across`] answers the narrower question the dead-barrier
 //! engine's precise mode needs.
 
+pub mod congruence;
 pub mod intervals;
 pub mod relax;
 pub mod solver;
@@ -148,7 +149,12 @@ struct Ctx<'a> {
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
+    /// Answers by (mode, earlier access and offsets, later access and
+    /// offsets): one pair recurs in several intervals.
+    answers: std::cell::RefCell<QueryMemo>,
 }
+
+type QueryMemo = rustc_hash::FxHashMap<(Mode, usize, Offsets, usize, Offsets), Option<Witness>>;
 
 /// Finds the races of one flat kernel.
 pub fn analyze(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> Vec<Finding> {
@@ -194,6 +200,7 @@ pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding
         out: Vec::new(),
         stats,
         queries: std::cell::Cell::new(0),
+        answers: Default::default(),
     };
     cx.group_pass(Space::Shared);
     cx.first_reads();
@@ -262,8 +269,18 @@ impl Ctx<'_> {
         }
     }
 
-    fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
+    fn query(&self, mode: Mode, e: (usize, &[u8]), l: (usize, &[u8])) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
+        let key = (mode, e.0, e.1.to_vec(), l.0, l.1.to_vec());
+        if let Some(w) = self.answers.borrow().get(&key) {
+            return w.clone();
+        }
+        let w = self.decide(mode, (&self.acc[e.0], e.1), (&self.acc[l.0], l.1));
+        self.answers.borrow_mut().insert(key, w.clone());
+        w
+    }
+
+    fn decide(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
         // Through a pointer the other access's allocation bound does not apply.
         let len = if e.0.alloc == l.0.alloc { alloc_len(self.module, l.0.alloc) } else { None };
         let texels = match (e.0.alloc, l.0.alloc) {
@@ -334,7 +351,7 @@ impl Ctx<'_> {
                         if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        let Some(w) = self.query(Mode::SameGroup, (em.0, &em.1), (lm.0, &lm.1)) else { continue };
                         self.done.insert(pair(e.inst, l.inst));
                         let hz = hazard(e.kind, l.kind);
                         let (it_l, it_e) = match carried(&lm.1, &em.1) {
@@ -442,7 +459,7 @@ impl Ctx<'_> {
                         if self.protocol_guarded(e) && self.protocol_guarded(l) {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        let Some(w) = self.query(Mode::CrossGroup, (em.0, &em.1), (lm.0, &lm.1)) else { continue };
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
                         let synced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &atomic_or_grid);

@@ -11,6 +11,7 @@
 //! cannot decide it answers "feasible, not exact": callers treat that as a
 //! possible race, so the solver may over-approximate but never misses one.
 
+use crate::congruence;
 use crate::relax::{self, Relaxed};
 
 /// Bounds at or beyond this magnitude mean "unbounded".
@@ -269,8 +270,12 @@ impl Problem {
     }
 
     pub fn solve(&self, budget: u64) -> Outcome {
-        let p = self.without_monotone();
-        let p = p.as_ref().unwrap_or(self);
+        let mut closed = self.clone();
+        if !congruence::close(&mut closed) {
+            return Outcome::Infeasible;
+        }
+        let p = closed.without_monotone();
+        let p = p.as_ref().unwrap_or(&closed);
         let mut values: Vec<Option<i128>> = fixed_values(&p.dom);
         let mut exact = true;
         // Independent groups of constraints are solved one at a time, so an

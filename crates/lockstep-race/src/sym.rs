@@ -129,7 +129,7 @@ impl<'a> Kernel<'a> {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// Two threads of one group, between the same two barrier instances.
     SameGroup,
@@ -756,15 +756,16 @@ impl Build<'_> {
         }
         // r = c*g + r2 with 0 <= r2 < c and g < q, against w = c*q.
         for &(g, c) in &r.terms {
-            let r2 = r.sub(&Lin { terms: vec![(g, c)], k: 0 });
-            if c <= 0 || !self.nonneg(&r2) || !self.below(&r2, &Lin::konst(c), depth + 1) {
+            if c <= 0 || w.k % c != 0 || w.terms.iter().any(|t| t.1 % c != 0) {
                 continue;
             }
-            if w.k % c == 0 && w.terms.iter().all(|t| t.1 % c == 0) {
-                let q = Lin { terms: w.terms.iter().map(|&(v, x)| (v, x / c)).collect(), k: w.k / c };
-                if self.guard_below(&Lin::var(g), &q) {
-                    return true;
-                }
+            let q = Lin { terms: w.terms.iter().map(|&(v, x)| (v, x / c)).collect(), k: w.k / c };
+            if !self.guard_below(&Lin::var(g), &q) {
+                continue;
+            }
+            let r2 = r.sub(&Lin { terms: vec![(g, c)], k: 0 });
+            if self.nonneg(&r2) && self.below(&r2, &Lin::konst(c), depth + 1) {
+                return true;
             }
         }
         // r = c*(p*w2) + r2 (itself mixed radix) with p < q, against w = c*(w2*q).
