@@ -17,19 +17,22 @@ const MAX_ROUNDS: usize = 8;
 /// Adds to `p.eqs` the equalities its functions imply; false when one of
 /// them contradicts a constraint (the problem is infeasible).
 pub fn close(p: &mut Problem) -> bool {
-    if p.funcs.len() < 2 {
-        return true;
-    }
     let mut classes = Classes::new(p.dom.len());
     let mut added: FxHashSet<Lin> = FxHashSet::default();
-    for _ in 0..MAX_ROUNDS {
-        p.eqs.iter().for_each(|e| classes.merge_if_same(e));
+    p.eqs.iter().for_each(|e| classes.merge_if_same(e));
+    // Consequences need two functions; the class check below needs none.
+    let rounds = if p.funcs.len() < 2 { 0 } else { MAX_ROUNDS };
+    for _ in 0..rounds {
         let funcs: Vec<Func> = p.funcs.iter().map(|f| classes.func(f)).collect();
         let mut found = Vec::new();
+        let nonzero = |l: &Lin| {
+            let (lo, hi) = l.range(&p.dom);
+            lo > 0 || hi < 0
+        };
         for (i, f) in funcs.iter().enumerate() {
             for g in &funcs[i + 1..] {
-                consequences(f, g, &mut found);
-                consequences(g, f, &mut found);
+                consequences(f, g, &nonzero, &mut found);
+                consequences(g, f, &nonzero, &mut found);
             }
         }
         let mut changed = false;
@@ -60,31 +63,48 @@ pub fn close(p: &mut Problem) -> bool {
 }
 
 /// Pairs of expressions that `f` and `g` together force to be equal.
-fn consequences(f: &Func, g: &Func, out: &mut Vec<(Lin, Lin)>) {
+/// `nonzero` tells which expressions the domains keep away from zero.
+fn consequences(f: &Func, g: &Func, nonzero: &dyn Fn(&Lin) -> bool, out: &mut Vec<(Lin, Lin)>) {
     let (fo, go) = (Lin::var(f.out), Lin::var(g.out));
     let commutes = matches!(f.op, FnOp::Xor | FnOp::And | FnOp::Or | FnOp::Mul);
     if f.op == g.op && ((f.a == g.a && f.b == g.b) || (commutes && f.a == g.b && f.b == g.a)) {
         out.push((fo.clone(), go.clone()));
     }
-    if f.op != FnOp::Xor || g.op != FnOp::Xor {
-        return;
-    }
-    // Injective in each operand: equal results and one equal operand.
-    if f.out == g.out {
-        for (fx, fy) in [(&f.a, &f.b), (&f.b, &f.a)] {
-            for (gx, gy) in [(&g.a, &g.b), (&g.b, &g.a)] {
-                if fx == gx {
-                    out.push((fy.clone(), gy.clone()));
+    if f.op == g.op && f.out == g.out {
+        // Equal results and one equal operand: the others are equal where the
+        // function is injective in them. Products are, by a non-zero factor
+        // (an overflowing product traps, none wraps around).
+        let operands = |h: &Func| if commutes { vec![(h.a.clone(), h.b.clone()), (h.b.clone(), h.a.clone())] } else { vec![(h.a.clone(), h.b.clone())] };
+        for (fx, fy) in operands(f) {
+            for (gx, gy) in operands(g) {
+                let injective = match f.op {
+                    FnOp::Xor => true,
+                    FnOp::Mul => nonzero(&fo) || nonzero(&fx),
+                    _ => false,
+                };
+                if fx == gx && injective {
+                    out.push((fy.clone(), gy));
                 }
             }
         }
+        // a * m^n: one step count n gives one a; a non-zero a one n.
+        if let FnOp::MulPow(_) = f.op {
+            if f.b == g.b {
+                out.push((f.a.clone(), g.a.clone()));
+            }
+            if f.a == g.a && (nonzero(&fo) || nonzero(&f.a)) {
+                out.push((f.b.clone(), g.b.clone()));
+            }
+        }
     }
-    // Cancellation: f = g.out ^ y where g = x ^ y gives f = x.
-    for (fx, fy) in [(&f.a, &f.b), (&f.b, &f.a)] {
-        if *fx == go {
-            for (gx, gy) in [(&g.a, &g.b), (&g.b, &g.a)] {
-                if fy == gy {
-                    out.push((fo.clone(), gx.clone()));
+    // Xor cancels: f = g.out ^ y where g = x ^ y gives f = x.
+    if f.op == FnOp::Xor && g.op == FnOp::Xor {
+        for (fx, fy) in [(&f.a, &f.b), (&f.b, &f.a)] {
+            if *fx == go {
+                for (gx, gy) in [(&g.a, &g.b), (&g.b, &g.a)] {
+                    if fy == gy {
+                        out.push((fo.clone(), gx.clone()));
+                    }
                 }
             }
         }
@@ -163,6 +183,27 @@ mod tests {
         assert!(close(&mut p));
         // pu = (t ^ s) ^ s = t
         assert!(p.eqs.iter().any(|e| *e == Lin::var(t).sub(&Lin::var(pu))));
+    }
+
+    fn mul(p: &mut Problem, a: Lin, b: Lin) -> Var {
+        let out = p.new_var(0, 1 << 20);
+        p.funcs.push(Func { out, op: FnOp::Mul, a, b });
+        out
+    }
+
+    #[test]
+    fn products_by_one_nonzero_factor_are_injective() {
+        // offset * (2t + 1) == offset * (2u + 1) with a non-zero product.
+        let mut p = Problem::default();
+        let (t, u, offset) = (p.new_var(0, 63), p.new_var(0, 63), p.new_var(0, 64));
+        let odd = |v: Var| Lin::var(v).scale(2).plus(1);
+        let x = mul(&mut p, Lin::var(offset), odd(t));
+        let y = mul(&mut p, Lin::var(offset), odd(u));
+        p.equal(&Lin::var(x), &Lin::var(y));
+        p.distinct.push(vec![Lin::var(t).sub(&Lin::var(u))]);
+        assert!(close(&mut p.clone()), "a zero factor makes any two threads agree");
+        p.dom[x] = (1, 1 << 20);
+        assert!(!close(&mut p));
     }
 
     #[test]

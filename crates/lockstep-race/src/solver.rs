@@ -270,8 +270,9 @@ impl Problem {
     }
 
     pub fn solve(&self, budget: u64) -> Outcome {
+        // Bounds first: the closure's product rules need non-zero factors.
         let mut closed = self.clone();
-        if !congruence::close(&mut closed) {
+        if !self.propagate(&mut closed.dom) || !congruence::close(&mut closed) {
             return Outcome::Infeasible;
         }
         let p = closed.without_monotone();
