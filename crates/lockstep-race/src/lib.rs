@@ -149,12 +149,19 @@ struct Ctx<'a> {
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
-    /// Answers by (mode, earlier access and offsets, later access and
-    /// offsets): one pair recurs in several intervals.
-    answers: std::cell::RefCell<QueryMemo>,
+    /// Answers by question: one pair recurs in several intervals, and
+    /// accesses with one index in one block ask the same questions.
+    answers: std::cell::RefCell<rustc_hash::FxHashMap<QueryKey, Option<Witness>>>,
 }
 
-type QueryMemo = rustc_hash::FxHashMap<(Mode, usize, Offsets, usize, Offsets), Option<Witness>>;
+/// What a [`Query`] depends on besides the kernel.
+#[derive(PartialEq, Eq, Hash)]
+struct QueryKey {
+    mode: Mode,
+    sides: [Side; 2],
+    len: Option<u64>,
+    texels: Option<(u32, u32)>,
+}
 
 /// Finds the races of one flat kernel.
 pub fn analyze(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> Vec<Finding> {
@@ -269,18 +276,8 @@ impl Ctx<'_> {
         }
     }
 
-    fn query(&self, mode: Mode, e: (usize, &[u8]), l: (usize, &[u8])) -> Option<Witness> {
+    fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
-        let key = (mode, e.0, e.1.to_vec(), l.0, l.1.to_vec());
-        if let Some(w) = self.answers.borrow().get(&key) {
-            return w.clone();
-        }
-        let w = self.decide(mode, (&self.acc[e.0], e.1), (&self.acc[l.0], l.1));
-        self.answers.borrow_mut().insert(key, w.clone());
-        w
-    }
-
-    fn decide(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
         // Through a pointer the other access's allocation bound does not apply.
         let len = if e.0.alloc == l.0.alloc { alloc_len(self.module, l.0.alloc) } else { None };
         let texels = match (e.0.alloc, l.0.alloc) {
@@ -290,17 +287,15 @@ impl Ctx<'_> {
             }
             _ => None,
         };
-        let q = Query {
-            k: self.k,
-            mode,
-            sides: [
-                Side { block: l.0.block, index: l.0.index, base: l.0.base, offsets: l.1.to_vec() },
-                Side { block: e.0.block, index: e.0.index, base: e.0.base, offsets: e.1.to_vec() },
-            ],
-            len,
-            texels,
-        };
-        q.conflict()
+        let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec() };
+        let key = QueryKey { mode, sides: [side(l), side(e)], len, texels };
+        if let Some(w) = self.answers.borrow().get(&key) {
+            return w.clone();
+        }
+        let q = Query { k: self.k, mode, sides: key.sides.clone(), len, texels };
+        let w = q.conflict();
+        self.answers.borrow_mut().insert(key, w.clone());
+        w
     }
 
     fn coherent(&self, a: Alloc) -> bool {
@@ -351,7 +346,7 @@ impl Ctx<'_> {
                         if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::SameGroup, (em.0, &em.1), (lm.0, &lm.1)) else { continue };
+                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
                         self.done.insert(pair(e.inst, l.inst));
                         let hz = hazard(e.kind, l.kind);
                         let (it_l, it_e) = match carried(&lm.1, &em.1) {
@@ -459,7 +454,7 @@ impl Ctx<'_> {
                         if self.protocol_guarded(e) && self.protocol_guarded(l) {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::CrossGroup, (em.0, &em.1), (lm.0, &lm.1)) else { continue };
+                        let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
                         let synced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &atomic_or_grid);

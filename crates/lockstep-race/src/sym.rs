@@ -138,7 +138,7 @@ pub enum Mode {
 }
 
 /// One side of the question: an access and where it runs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Side {
     pub block: BlockId,
     pub index: Value,
