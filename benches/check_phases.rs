@@ -7,6 +7,11 @@ use lockstep::check::check_file_with;
 use lockstep_checks::CheckOptions;
 use lockstep_lower::{Lang, Options};
 use std::time::Instant;
+
+// As in the `lockstep` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // `cargo bench` passes `--bench` first.
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();

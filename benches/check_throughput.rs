@@ -14,6 +14,11 @@ use std::time::Instant;
 
 mod corpus;
 
+// As in the `lockstep` binary (tree-sitter's own allocations stay with libc
+// malloc in both, so the parse-only yardstick is unchanged).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn parallel<T: Send>(paths: &[PathBuf], work: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let out: Vec<std::sync::Mutex<Option<T>>> = paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
