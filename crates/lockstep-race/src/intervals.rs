@@ -10,7 +10,7 @@
 
 use lockstep_analysis::Cfg;
 use lockstep_ir::{BlockId, CmpOp, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AccessKind {
@@ -156,9 +156,9 @@ impl Positions {
 
 /// The intervals between barriers for which `ends` holds.
 pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool) -> Vec<Interval> {
-    let mut by_inst = std::collections::HashMap::new();
+    let mut by_inst = vec![None; f.insts.len()];
     for (i, a) in accesses.iter().enumerate() {
-        by_inst.insert(a.inst, i);
+        by_inst[a.inst.index()] = Some(i);
     }
     let mut starts = vec![(Start::Entry, BlockId(0), 0usize)];
     for &b in &cfg.rpo {
@@ -185,9 +185,9 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             }
         }
         let mut members: Vec<(usize, Offsets)> = Vec::new();
-        let mut recorded: HashSet<(usize, Offsets)> = HashSet::new();
+        let mut recorded: HashSet<(usize, Offsets)> = HashSet::default();
         // `entering`: this visit of a loop header is that loop's first test.
-        let mut seen: HashSet<(BlockId, Offsets, bool)> = HashSet::new();
+        let mut seen: HashSet<(BlockId, Offsets, bool)> = HashSet::default();
         let mut work: Vec<(BlockId, usize, Offsets, bool)> = vec![(block, from, init, false)];
         while let Some((b, from, off, entering)) = work.pop() {
             let insts = &f.block(b).insts;
@@ -197,7 +197,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                     stopped = true;
                     break;
                 }
-                if let Some(&ai) = by_inst.get(&v) {
+                if let Some(ai) = by_inst[v.index()] {
                     if recorded.insert((ai, off.clone())) {
                         members.push((ai, off.clone()));
                     }

@@ -16,7 +16,7 @@ pub mod relax;
 pub mod solver;
 pub mod sym;
 
-use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY};
+use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{Barrier, Function, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -154,6 +154,28 @@ struct Ctx<'a> {
     answers: std::cell::RefCell<rustc_hash::FxHashMap<QueryKey, Option<Witness>>>,
 }
 
+/// Rewrites the sides' loop offsets to the representative of what a query
+/// reads from them (see `Query::rel`): within a group, per loop, the same
+/// iteration, one iteration apart (1 and 2 ask what 0 and 1 ask), unrelated
+/// iterations, or both outside the loop; across groups nothing.
+fn canonical_offsets(mode: Mode, sides: &mut [Side; 2]) {
+    if mode == Mode::CrossGroup {
+        sides.iter_mut().for_each(|s| s.offsets.clear());
+        return;
+    }
+    let [a, b] = sides;
+    for (x, y) in a.offsets.iter_mut().zip(b.offsets.iter_mut()) {
+        if *x < MANY && *y < MANY {
+            let low = (*x).min(*y);
+            *x -= low;
+            *y -= low;
+        } else if (*x, *y) != (NOT_IN, NOT_IN) {
+            // Unrelated iterations, however they came about.
+            (*x, *y) = (MANY, MANY);
+        }
+    }
+}
+
 /// What a [`Query`] depends on besides the kernel.
 #[derive(PartialEq, Eq, Hash)]
 struct QueryKey {
@@ -209,9 +231,13 @@ pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding
         queries: std::cell::Cell::new(0),
         answers: Default::default(),
     };
-    cx.group_pass(Space::Shared);
-    cx.first_reads();
-    cx.group_pass(Space::Device);
+    let shared = intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Shared));
+    cx.group_pass(Space::Shared, &shared);
+    cx.first_reads(&shared);
+    // Barriers that order both spaces (`__syncthreads()`) cut the same intervals.
+    let same_cuts = f.blocks.iter().flat_map(|b| &b.insts).all(|&v| group_sync(f, v, Space::Shared) == group_sync(f, v, Space::Device));
+    let device = if same_cuts { shared } else { intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Device)) };
+    cx.group_pass(Space::Device, &device);
     cx.cross_group_pass();
     cx.stats.queries = cx.queries.get();
     (cx.out, cx.stats)
@@ -288,7 +314,9 @@ impl Ctx<'_> {
             _ => None,
         };
         let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec() };
-        let key = QueryKey { mode, sides: [side(l), side(e)], len, texels };
+        let mut sides = [side(l), side(e)];
+        canonical_offsets(mode, &mut sides);
+        let key = QueryKey { mode, sides, len, texels };
         if let Some(w) = self.answers.borrow().get(&key) {
             return w.clone();
         }
@@ -324,13 +352,12 @@ impl Ctx<'_> {
     }
 
     /// Races between threads of one group within one barrier interval.
-    fn group_pass(&mut self, space: Space) {
+    fn group_pass(&mut self, space: Space, ivs: &[Interval]) {
         let f = self.f;
         let ends = |v: Value| group_sync(f, v, space);
-        let ivs = intervals(f, self.cfg, &self.acc, &ends);
         self.stats.intervals += ivs.len();
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
-        for iv in &ivs {
+        for iv in ivs {
             for members in by_alloc(&self.acc, iv, space).values() {
                 for i in 0..members.len() {
                     for j in i..members.len() {
@@ -397,11 +424,10 @@ impl Ctx<'_> {
 
     /// Shared reads before the first barrier that no earlier write of the
     /// same allocation can have initialized.
-    fn first_reads(&mut self) {
+    fn first_reads(&mut self, shared: &[Interval]) {
         let f = self.f;
         let ends = |v: Value| group_sync(f, v, Space::Shared);
-        let ivs = intervals(f, self.cfg, &self.acc, &ends);
-        let Some(entry) = ivs.iter().find(|i| i.start == Start::Entry) else { return };
+        let Some(entry) = shared.iter().find(|i| i.start == Start::Entry) else { return };
         let reported: HashSet<Value> = self.out.iter().filter(|x| x.rule == Rule::SharedFirstRead).map(|x| x.later.inst).collect();
         let mut seen = HashSet::new();
         for (ai, _) in &entry.members {

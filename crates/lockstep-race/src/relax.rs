@@ -314,7 +314,7 @@ mod tests {
     use super::*;
 
     fn le(terms: &[(Var, i128)], k: i128) -> Lin {
-        Lin { terms: terms.to_vec(), k }
+        Lin { terms: terms.into(), k }
     }
 
     #[test]

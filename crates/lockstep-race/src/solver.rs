@@ -19,10 +19,14 @@ pub const INF: i128 = 1 << 100;
 
 pub type Var = usize;
 
+/// The terms of a [`Lin`]: most have one or two, kept inline (the analyses
+/// build and drop expressions by the million).
+pub type Terms = smallvec::SmallVec<[(Var, i128); 2]>;
+
 /// `sum(coef * var) + k`, terms sorted by variable, no zero coefficients.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Lin {
-    pub terms: Vec<(Var, i128)>,
+    pub terms: Terms,
     pub k: i128,
 }
 
@@ -32,16 +36,16 @@ fn clamp(x: i128) -> i128 {
 
 impl Lin {
     pub fn konst(k: i128) -> Lin {
-        Lin { terms: Vec::new(), k }
+        Lin { terms: Terms::new(), k }
     }
     pub fn var(v: Var) -> Lin {
-        Lin { terms: vec![(v, 1)], k: 0 }
+        Lin { terms: smallvec::smallvec![(v, 1)], k: 0 }
     }
     pub fn as_const(&self) -> Option<i128> {
         self.terms.is_empty().then_some(self.k)
     }
     pub fn add(&self, o: &Lin) -> Lin {
-        let mut terms = Vec::with_capacity(self.terms.len() + o.terms.len());
+        let mut terms = Terms::with_capacity(self.terms.len() + o.terms.len());
         let (mut i, mut j) = (0, 0);
         while i < self.terms.len() || j < o.terms.len() {
             let a = self.terms.get(i);
@@ -808,7 +812,7 @@ impl Problem {
                 if dom[v].0 == dom[v].1 {
                     out.k = clamp(out.k + c.saturating_mul(dom[v].0));
                 } else {
-                    out = out.add(&Lin { terms: vec![(v, c)], k: 0 });
+                    out = out.add(&Lin::var(v).scale(c));
                 }
             }
             out

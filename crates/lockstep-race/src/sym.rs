@@ -12,7 +12,7 @@
 //! the answer errs towards "may conflict".
 
 use crate::intervals::{CountedLoop, MANY, NOT_IN};
-use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Var, DEFAULT_BUDGET, INF};
+use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
 use std::cell::RefCell;
@@ -238,7 +238,15 @@ impl Query<'_> {
 
     /// Decides whether two different threads can touch the same cell.
     pub fn conflict(&self) -> Option<Witness> {
-        let mut b = Build { q: self, p: Problem::default(), keys: HashMap::default(), memo: [HashMap::default(), HashMap::default()], fcache: HashMap::default(), linked: Vec::new() };
+        // Sized for a typical question, so the maps do not grow step by step.
+        let mut b = Build {
+            q: self,
+            p: Problem::default(),
+            keys: sized_map(),
+            memo: [sized_map(), sized_map()],
+            fcache: sized_map(),
+            linked: Vec::new(),
+        };
         let mut addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
         for (s, side) in self.sides.iter().enumerate() {
             if let Some(p) = side.base {
@@ -275,6 +283,10 @@ impl Query<'_> {
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
     }
+}
+
+fn sized_map<K, V>() -> HashMap<K, V> {
+    HashMap::with_capacity_and_hasher(32, Default::default())
 }
 
 struct Build<'q> {
@@ -691,7 +703,7 @@ impl Build<'_> {
             }
             // Terms both sides share (one base pointer, one uniform offset)
             // cancel; the rest may split then.
-            let common: Vec<(Var, i128)> = a.terms.iter().filter(|t| b.terms.contains(t)).copied().collect();
+            let common: Terms = a.terms.iter().filter(|t| b.terms.contains(t)).copied().collect();
             if !common.is_empty() {
                 let c = Lin { terms: common, k: 0 };
                 return self.same_cell(&a.sub(&c), &b.sub(&c), depth + 1);
@@ -702,8 +714,7 @@ impl Build<'_> {
 
     /// Splits `l` as `c*P + R` with `0 <= R < c`.
     fn const_radix(&self, l: &Lin, c: i128) -> Option<(Lin, Lin)> {
-        type Terms = Vec<(Var, i128)>;
-        let (high, low): (Terms, Terms) = l.terms.iter().partition(|t| t.1 % c == 0);
+        let (high, low): (Terms, Terms) = l.terms.iter().copied().partition(|t| t.1 % c == 0);
         if high.is_empty() {
             return None;
         }
@@ -723,7 +734,7 @@ impl Build<'_> {
                 continue;
             }
             let Some(func) = self.p.funcs.iter().find(|f| f.out == m && f.op == FnOp::Mul) else { continue };
-            let rest = l.sub(&Lin { terms: vec![(m, c)], k: 0 });
+            let rest = l.sub(&Lin::var(m).scale(c));
             for (p, w) in [(&func.a, &func.b), (&func.b, &func.a)] {
                 if self.nonneg(&rest) && self.below(&rest, &w.scale(c), depth) {
                     return Some(((c, p.clone(), w.clone()), rest));
@@ -763,7 +774,7 @@ impl Build<'_> {
             if !self.guard_below(&Lin::var(g), &q) {
                 continue;
             }
-            let r2 = r.sub(&Lin { terms: vec![(g, c)], k: 0 });
+            let r2 = r.sub(&Lin::var(g).scale(c));
             if self.nonneg(&r2) && self.below(&r2, &Lin::konst(c), depth + 1) {
                 return true;
             }
