@@ -208,7 +208,7 @@ fn compile_inner(
 fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
     let mut skipped = Vec::new();
     for _ in 0..16 {
-        let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, None, skipped) };
+        let Some(tree) = parse(lang, &text) else { return (text, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
             return (text, Some(tree), skipped);
@@ -231,8 +231,22 @@ fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<locks
         text.replace_range(lo..hi, &blank);
         skipped.push(SkippedRegion { lo: lo as u32, error, what });
     }
-    let tree = lockstep_syntax::parse(lang.grammar(), &text);
+    let tree = parse(lang, &text);
     (text, tree, skipped)
+}
+
+/// Parses preprocessed text. In CUDA the bodies of host-only functions are
+/// skipped: only kernels and the device code they call are lowered, and host
+/// code is much of a CUDA file. So syntax errors inside host bodies go
+/// unreported (lockstep is not a compiler; nor does `--fix` refuse such a
+/// file, its edits being in device code), and host C++ the grammar does not
+/// know no longer yields spurious parse errors. Host functions that kept code
+/// names are parsed; a call the scanner could not see lowers to an empty body.
+fn parse(lang: Lang, text: &str) -> Option<lockstep_syntax::Tree> {
+    match lang {
+        Lang::Cuda => lockstep_syntax::parse_skipping(lang.grammar(), text, &lockstep_syntax::host_function_bodies(text)),
+        Lang::Hlsl => lockstep_syntax::parse(lang.grammar(), text),
+    }
 }
 
 /// A definition blanked out because it did not parse.
@@ -288,4 +302,48 @@ fn next_top_level_start(text: &str) -> Option<usize> {
         offset += line.len();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile_cuda(text: &str) -> (lockstep_source::SourceDb, Compiled) {
+        let mut db = lockstep_source::SourceDb::new();
+        let file = db.add("test.cu", text);
+        let compiled = compile(&mut db, file, Lang::Cuda, &Options::default());
+        (db, compiled)
+    }
+
+    #[test]
+    fn syntax_errors_in_host_bodies_are_not_reported() {
+        let text = "void launch(int* a) {\n  k<<<1, 32>>>(a;\n}\n__global__ void k(int* a) {\n  a[threadIdx.x] = 1;\n}\n";
+        let (_, compiled) = compile_cuda(text);
+        assert!(!compiled.has_errors, "{:?}", compiled.diagnostics);
+        assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
+        assert_eq!(compiled.module.functions.len(), 1);
+    }
+
+    #[test]
+    fn a_broken_kernel_is_isolated_and_the_host_code_after_it_skipped() {
+        let text = "__global__ void broken(int* a) { if (threadIdx.x < 3 { __syncthreads(); }\n\
+                    void launch(int* a) { broken<<<1, 32>>>(a; }\n\
+                    __global__ void fine(int* a) {\n  if (threadIdx.x < 3)\n    __syncthreads();\n}\n";
+        let (db, compiled) = compile_cuda(text);
+        let errors: Vec<u32> = compiled.diagnostics.iter().filter(|d| d.rule == "parse-error").map(|d| db.location(d.span).0.line).collect();
+        assert_eq!(errors, [1], "{:?}", compiled.diagnostics);
+        let names: Vec<&str> = compiled.module.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["fine"]);
+    }
+
+    #[test]
+    fn a_kernel_calling_a_skipped_function_still_lowers() {
+        let text = "int helper(int x) { return x * 2; }\n__global__ void k(int* a) {\n  a[threadIdx.x] = helper(3);\n  __syncthreads();\n}\n";
+        let body = text.find('{').unwrap() + 1..text.find('}').unwrap();
+        let tree = lockstep_syntax::parse_skipping(Lang::Cuda.grammar(), text, &[body]).unwrap();
+        assert!(!tree.root_node().has_error());
+        let compiled = lower_tree(text, &tree, Lang::Cuda, &FileSpans(FileId(0)), &Options::default());
+        assert_eq!(compiled.module.functions.len(), 1);
+        assert!(lockstep_ir::verify(&compiled.module.functions[0]).is_empty());
+    }
 }
