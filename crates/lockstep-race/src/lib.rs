@@ -18,7 +18,7 @@ pub mod sym;
 
 use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
-use lockstep_ir::{Barrier, Function, Module, Op, Scope, Value};
+use lockstep_ir::{Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
 use sym::{Kernel, Mode, Query, Side, Witness};
 
@@ -545,7 +545,7 @@ impl Ctx<'_> {
 /// Blocks whose end some atomic operation can precede.
 fn after_atomic(f: &Function, cfg: &Cfg) -> Vec<bool> {
     let mut seen = vec![false; f.blocks.len()];
-    let mut work: Vec<lockstep_ir::BlockId> = f.block_ids().filter(|&b| f.block(b).insts.iter().any(|&v| matches!(f.inst(v).op, Op::Atomic(..)))).collect();
+    let mut work: Vec<BlockId> = f.block_ids().filter(|&b| f.block(b).insts.iter().any(|&v| matches!(f.inst(v).op, Op::Atomic(..)))).collect();
     while let Some(b) = work.pop() {
         if std::mem::replace(&mut seen[b.index()], true) {
             continue;
@@ -577,9 +577,10 @@ pub fn may_conflict_across(f: &Function, cfg: &Cfg, a: Value, b: Value, group_si
 /// [`may_conflict_across`] with the uniformity analysis computed once per function.
 pub struct ConflictOracle<'a> {
     k: Kernel<'a>,
-    blocks: Vec<Option<lockstep_ir::BlockId>>,
-    /// The dead-barrier engine asks about the same pairs for every candidate barrier.
-    answers: std::cell::RefCell<rustc_hash::FxHashMap<(Value, Value), bool>>,
+    blocks: Vec<Option<BlockId>>,
+    /// The dead-barrier engine asks about the same pairs for every candidate
+    /// barrier, and accesses with one index in one block ask the same question.
+    answers: std::cell::RefCell<rustc_hash::FxHashMap<[(BlockId, Value); 2], bool>>,
 }
 
 impl<'a> ConflictOracle<'a> {
@@ -594,15 +595,6 @@ impl<'a> ConflictOracle<'a> {
     }
 
     pub fn may_conflict(&self, a: Value, b: Value) -> bool {
-        if let Some(&known) = self.answers.borrow().get(&(a, b)) {
-            return known;
-        }
-        let answer = self.decide(a, b);
-        self.answers.borrow_mut().insert((a, b), answer);
-        answer
-    }
-
-    fn decide(&self, a: Value, b: Value) -> bool {
         let f = self.k.f;
         let get = |v: Value| f.insts.get(v.index()).and_then(|i| i.op.mem_ref().copied());
         let (Some(ma), Some(mb)) = (get(a), get(b)) else { return true };
@@ -614,6 +606,16 @@ impl<'a> ConflictOracle<'a> {
             return true;
         }
         let (Some(ba), Some(bb)) = (self.blocks[a.index()], self.blocks[b.index()]) else { return true };
+        let key = [(ba, ma.index), (bb, mb.index)];
+        if let Some(&known) = self.answers.borrow().get(&key) {
+            return known;
+        }
+        let answer = self.decide((ba, ma), (bb, mb));
+        self.answers.borrow_mut().insert(key, answer);
+        answer
+    }
+
+    fn decide(&self, (ba, ma): (BlockId, MemRef), (bb, mb): (BlockId, MemRef)) -> bool {
         let q = Query {
             k: &self.k,
             mode: Mode::SameGroup,
