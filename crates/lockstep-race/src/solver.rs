@@ -499,42 +499,51 @@ impl Problem {
                 found => Some(found),
             }
         };
-        if let Some(which) = split {
-            // The relaxation's point fails a disequality: search its strict
-            // sides, unless the relaxation alone refutes a side.
-            for side in self.strict_sides(which) {
-                if relax::refute(&self.eqs, &self.les, Some(&side), &dom) == Relaxed::Infeasible {
-                    continue;
+        // Branch on the smallest finite open domain.
+        let pick = (0..dom.len())
+            .filter(|&v| {
+                let (lo, hi) = dom[v];
+                let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
+                relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
+            })
+            .min_by_key(|&v| {
+                let size = dom[v].1 - dom[v].0;
+                if counters_first {
+                    (self.counter_rank(v), size, v)
+                } else {
+                    // Fewest values first: a two-way split the relaxation can
+                    // refute on both sides beats enumerating thread ids.
+                    (0, size, v)
                 }
-                if let Some(r) = explore(&self.with_side(which, side), dom.clone(), left) {
-                    return r;
+            });
+        // The relaxation's point fails a disequality: its strict sides, less
+        // those the relaxation alone refutes.
+        let sides = split.map(|which| {
+            let mut sides = self.strict_sides(which);
+            let all = sides.len();
+            sides.retain(|side| relax::refute(&self.eqs, &self.les, Some(side), &dom) != Relaxed::Infeasible);
+            (which, all, sides)
+        });
+        // A split that refutes no side only doubles the search while a loop
+        // counter feeding a function is open: fixing the counter comes first.
+        let counter = (0..dom.len()).find(|&v| relevant[v] && dom[v].0 < dom[v].1 && dom[v].1 - dom[v].0 < ENUM_SMALL && self.counter_rank(v) == 0);
+        match sides {
+            Some((which, all, sides)) if sides.len() < all || counter.is_none() => {
+                for side in sides {
+                    if let Some(r) = explore(&self.with_side(which, side), dom.clone(), left) {
+                        return r;
+                    }
                 }
             }
-        } else {
-            // Branch on the smallest finite open domain.
-            let pick = (0..dom.len())
-                .filter(|&v| {
-                    let (lo, hi) = dom[v];
-                    let limit = if self.first[v] { ENUM_MAX } else { ENUM_SMALL };
-                    relevant[v] && lo < hi && hi - lo < limit && lo > -INF && hi < INF
-                })
-                .min_by_key(|&v| {
-                    let size = dom[v].1 - dom[v].0;
-                    if counters_first {
-                        (self.counter_rank(v), size, v)
-                    } else {
-                        // Fewest values first: a two-way split the relaxation can
-                        // refute on both sides beats enumerating thread ids.
-                        (0, size, v)
+            _ => {
+                let Some(v) = (if sides.is_some() { counter } else { pick }) else { return self.leaf(dom) };
+                let (lo, hi) = dom[v];
+                for x in lo..=hi {
+                    let mut d = dom.clone();
+                    d[v] = (x, x);
+                    if let Some(r) = explore(self, d, left) {
+                        return r;
                     }
-                });
-            let Some(v) = pick else { return self.leaf(dom) };
-            let (lo, hi) = dom[v];
-            for x in lo..=hi {
-                let mut d = dom.clone();
-                d[v] = (x, x);
-                if let Some(r) = explore(self, d, left) {
-                    return r;
                 }
             }
         }
