@@ -30,10 +30,12 @@ pub enum Relaxed {
     Open(Option<Vec<(Var, i128)>>),
 }
 
-/// `sum(c[i] * x[i]) + k <= 0` over the open variables.
+/// `sum(c[i] * x[i]) + k <= 0` over the open variables; `N` columns, the
+/// fewest of 4, 8 or [`MAX_VARS`] that hold them (elimination copies and
+/// sorts rows by the hundred).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Row {
-    c: [i64; MAX_VARS],
+struct Row<const N: usize> {
+    c: [i64; N],
     k: i64,
 }
 
@@ -45,11 +47,11 @@ fn gcd(a: i64, b: i64) -> i64 {
     a as i64
 }
 
-impl Row {
+impl<const N: usize> Row<N> {
     /// Divides by the gcd of the coefficients, rounding the constant towards
     /// the tighter side: `g*y + k <= 0` holds for integer `y` iff `y + ceil(k/g) <= 0`.
     /// Only the first `n` coefficients can be non-zero.
-    fn normalized(mut self, n: usize) -> Row {
+    fn normalized(mut self, n: usize) -> Row<N> {
         let c = &mut self.c[..n];
         if c.iter().any(|x| x.abs() == 1) {
             return self;
@@ -76,22 +78,29 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
             }
         }
     }
-    if cols.len() > MAX_VARS {
-        return Relaxed::Open(None);
-    }
     cols.sort_unstable();
+    match cols.len() {
+        0..=4 => refute_in::<4>(eqs, les, extra, dom, &cols),
+        5..=8 => refute_in::<8>(eqs, les, extra, dom, &cols),
+        ..=MAX_VARS => refute_in::<MAX_VARS>(eqs, les, extra, dom, &cols),
+        _ => Relaxed::Open(None),
+    }
+}
+
+/// [`refute`] over the open variables `cols` (sorted, at most `N`).
+fn refute_in<const N: usize>(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)], cols: &[Var]) -> Relaxed {
     let n = cols.len();
-    let mut rows: Vec<Row> = Vec::with_capacity(2 * (eqs.len() + les.len() + n) + 1);
-    let mut equalities: Vec<Row> = Vec::with_capacity(eqs.len());
+    let mut rows: Vec<Row<N>> = Vec::with_capacity(2 * (eqs.len() + les.len() + n) + 1);
+    let mut equalities: Vec<Row<N>> = Vec::with_capacity(eqs.len());
     for e in eqs {
-        match convert(e, dom, &cols) {
+        match convert(e, dom, cols) {
             Converted::Row(r) => equalities.push(r),
             Converted::Const(k) if k != 0 => return Relaxed::Infeasible,
             Converted::Const(_) | Converted::Unrepresentable => {}
         }
     }
     for l in les.iter().chain(extra) {
-        match convert(l, dom, &cols) {
+        match convert(l, dom, cols) {
             Converted::Row(r) => rows.push(r.normalized(n)),
             Converted::Const(k) if k > 0 => return Relaxed::Infeasible,
             Converted::Const(_) | Converted::Unrepresentable => {}
@@ -101,7 +110,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
         let (lo, hi) = dom[v];
         let mut unit = |s: i64, k: i128| {
             if let Ok(k) = i64::try_from(k) {
-                let mut c = [0i64; MAX_VARS];
+                let mut c = [0i64; N];
                 c[i] = s;
                 rows.push(Row { c, k });
             }
@@ -118,7 +127,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     // constant), then substitute a unit-coefficient variable everywhere.
     // That keeps parities visible: `2a + 1 == 2b` fails here, while
     // eliminating `a` and `b` one inequality at a time can lose it.
-    let mut substituted: Vec<(usize, Row)> = Vec::new();
+    let mut substituted: Vec<(usize, Row<N>)> = Vec::new();
     while let Some(mut e) = equalities.pop() {
         let g = e.c.iter().fold(0, |g, &x| gcd(g, x));
         if g == 0 {
@@ -151,12 +160,12 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     let Some(rows) = tidy(rows, n) else { return Relaxed::Infeasible };
 
     // Eliminate one column at a time, keeping each stage for back-substitution.
-    let mut stages: Vec<(usize, Vec<Row>)> = Vec::new();
+    let mut stages: Vec<(usize, Vec<Row<N>>)> = Vec::new();
     let mut live = vec![true; n];
     let mut rows = rows;
     while let Some(col) = cheapest_column(&rows, &live) {
         live[col] = false;
-        let mut next: Vec<Row> = rows.iter().filter(|r| r.c[col] == 0).cloned().collect();
+        let mut next: Vec<Row<N>> = rows.iter().filter(|r| r.c[col] == 0).cloned().collect();
         for p in rows.iter().filter(|r| r.c[col] > 0) {
             for q in rows.iter().filter(|r| r.c[col] < 0) {
                 let (a, b) = (p.c[col], -q.c[col]);
@@ -195,16 +204,16 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
 }
 
 /// The result of turning a [`Lin`] into a row over the open variables.
-enum Converted {
-    Row(Row),
+enum Converted<const N: usize> {
+    Row(Row<N>),
     /// No open variable: the constant.
     Const(i128),
     /// A coefficient or constant beyond 64 bits: left out (which only relaxes).
     Unrepresentable,
 }
 
-fn convert(l: &Lin, dom: &[(i128, i128)], cols: &[Var]) -> Converted {
-    let mut c = [0i64; MAX_VARS];
+fn convert<const N: usize>(l: &Lin, dom: &[(i128, i128)], cols: &[Var]) -> Converted<N> {
+    let mut c = [0i64; N];
     let mut k = l.k;
     for &(v, x) in &l.terms {
         let (lo, hi) = dom[v];
@@ -227,9 +236,9 @@ fn convert(l: &Lin, dom: &[(i128, i128)], cols: &[Var]) -> Converted {
 }
 
 /// `r - (a/s) * e` where `e` has the unit coefficient `s` and `r` the coefficient `a` at `col`.
-fn eliminate(r: &Row, e: &Row, col: usize, n: usize) -> Option<Row> {
+fn eliminate<const N: usize>(r: &Row<N>, e: &Row<N>, col: usize, n: usize) -> Option<Row<N>> {
     let factor = r.c[col].checked_mul(e.c[col])?;
-    let mut c = [0i64; MAX_VARS];
+    let mut c = [0i64; N];
     for (out, (&x, &y)) in c[..n].iter_mut().zip(r.c.iter().zip(&e.c)) {
         *out = x.checked_sub(factor.checked_mul(y)?)?;
     }
@@ -237,10 +246,10 @@ fn eliminate(r: &Row, e: &Row, col: usize, n: usize) -> Option<Row> {
 }
 
 /// `b*p + a*q`, which cancels the column where `p` has `a > 0` and `q` has `-b < 0`.
-fn combine(p: &Row, q: &Row, a: i64, b: i64, n: usize) -> Option<Row> {
+fn combine<const N: usize>(p: &Row<N>, q: &Row<N>, a: i64, b: i64, n: usize) -> Option<Row<N>> {
     let g = gcd(a, b);
     let (a, b) = (a / g, b / g);
-    let mut c = [0i64; MAX_VARS];
+    let mut c = [0i64; N];
     for (out, (&x, &y)) in c[..n].iter_mut().zip(p.c.iter().zip(&q.c)) {
         *out = x.checked_mul(b)?.checked_add(y.checked_mul(a)?)?;
     }
@@ -250,7 +259,7 @@ fn combine(p: &Row, q: &Row, a: i64, b: i64, n: usize) -> Option<Row> {
 
 /// Sorts and merges rows with equal coefficients (the tighter constant wins);
 /// None when a constant row is violated.
-fn tidy(mut rows: Vec<Row>, n: usize) -> Option<Vec<Row>> {
+fn tidy<const N: usize>(mut rows: Vec<Row<N>>, n: usize) -> Option<Vec<Row<N>>> {
     if rows.iter().any(|r| r.is_const(n) && r.k > 0) {
         return None;
     }
@@ -264,7 +273,7 @@ fn tidy(mut rows: Vec<Row>, n: usize) -> Option<Vec<Row>> {
 /// The live column to eliminate next: one with only unit coefficients if
 /// any (eliminating it loses no integer information, so the gcd tightening of
 /// what remains still sees parities and strides), and the fewest new rows.
-fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
+fn cheapest_column<const N: usize>(rows: &[Row<N>], live: &[bool]) -> Option<usize> {
     (0..live.len())
         .filter(|&c| live[c] && rows.iter().any(|r| r.c[c] != 0))
         .min_by_key(|&c| {
@@ -281,8 +290,8 @@ fn cheapest_column(rows: &[Row], live: &[bool]) -> Option<usize> {
 /// Integer values for the eliminated columns, last eliminated first, each
 /// chosen within the bounds its stage's rows give once the later columns are
 /// fixed. None where some interval holds no integer.
-fn back_substitute(stages: &[(usize, Vec<Row>)]) -> Option<[i64; MAX_VARS]> {
-    let mut x = [0i64; MAX_VARS];
+fn back_substitute<const N: usize>(stages: &[(usize, Vec<Row<N>>)]) -> Option<[i64; N]> {
+    let mut x = [0i64; N];
     for (col, rows) in stages.iter().rev() {
         let (mut lo, mut hi) = (i64::MIN, i64::MAX);
         for r in rows.iter().filter(|r| r.c[*col] != 0) {
