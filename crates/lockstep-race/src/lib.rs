@@ -265,6 +265,61 @@ fn by_alloc<'i>(acc: &[Access], iv: &'i Interval, space: Space) -> BTreeMap<Allo
     m
 }
 
+/// Accesses of one allocation, block and iteration whose indices are one
+/// base value plus different constants (the fields of a struct, the
+/// components of a vector): one question decides all their pairs when none
+/// of them can conflict.
+struct Cluster {
+    alloc: Alloc,
+    block: BlockId,
+    base: Value,
+    pointer: Option<Value>,
+    offsets: Offsets,
+    /// The smallest and largest constant.
+    spread: (i64, i64),
+    size: usize,
+}
+
+/// The clusters of an interval's members, and the cluster of each member.
+fn clusters(f: &Function, acc: &[Access], members: &[&(usize, Offsets)]) -> (Vec<Cluster>, Vec<usize>) {
+    let mut out: Vec<Cluster> = Vec::new();
+    let mut of = Vec::with_capacity(members.len());
+    for (ai, offsets) in members.iter().map(|m| (m.0, &m.1)) {
+        let a = &acc[ai];
+        let (base, c) = constant_offset(f, a.index);
+        let same = |k: &Cluster| k.alloc == a.alloc && k.block == a.block && k.base == base && k.pointer == a.base && k.offsets == *offsets;
+        match out.iter().position(same) {
+            Some(i) => {
+                let k = &mut out[i];
+                k.spread = (k.spread.0.min(c), k.spread.1.max(c));
+                k.size += 1;
+                of.push(i);
+            }
+            None => {
+                out.push(Cluster { alloc: a.alloc, block: a.block, base, pointer: a.base, offsets: offsets.clone(), spread: (c, c), size: 1 });
+                of.push(out.len() - 1);
+            }
+        }
+    }
+    (out, of)
+}
+
+/// `v` as `base + c` for a constant `c` (0 when `v` adds none).
+fn constant_offset(f: &Function, v: Value) -> (Value, i64) {
+    match f.inst(v).op {
+        Op::Binary(lockstep_ir::BinOp::Add, x, y) => match (f.as_int(x), f.as_int(y)) {
+            (None, Some(c)) => (x, c),
+            (Some(c), None) => (y, c),
+            _ => (v, 0),
+        },
+        Op::Binary(lockstep_ir::BinOp::Sub, x, y) => match f.as_int(y).and_then(i64::checked_neg) {
+            Some(c) if f.as_int(x).is_none() => (x, c),
+            _ => (v, 0),
+        },
+        _ => (v, 0),
+    }
+}
+
 fn may_race(x: &Access, y: &Access) -> bool {
     (x.kind.writes() || y.kind.writes()) && !(x.kind == AccessKind::Atomic && y.kind == AccessKind::Atomic)
 }
@@ -303,18 +358,29 @@ impl Ctx<'_> {
     }
 
     fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
+        let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec(), spread: (0, 0) };
+        self.ask(mode, e.0.alloc, l.0.alloc, [side(l), side(e)])
+    }
+
+    /// Whether no pair of the two clusters' accesses can conflict; each pair
+    /// is asked on its own otherwise. One question covers them all: each
+    /// side's index is the cluster's base plus any of its constants.
+    fn clusters_clear(&self, mode: Mode, e: &Cluster, l: &Cluster) -> bool {
+        let side = |c: &Cluster| Side { block: c.block, index: c.base, base: c.pointer, offsets: c.offsets.clone(), spread: c.spread };
+        self.ask(mode, e.alloc, l.alloc, [side(l), side(e)]).is_none()
+    }
+
+    fn ask(&self, mode: Mode, earlier: Alloc, later: Alloc, mut sides: [Side; 2]) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
         // Through a pointer the other access's allocation bound does not apply.
-        let len = if e.0.alloc == l.0.alloc { alloc_len(self.module, l.0.alloc) } else { None };
-        let texels = match (e.0.alloc, l.0.alloc) {
+        let len = if earlier == later { alloc_len(self.module, later) } else { None };
+        let texels = match (earlier, later) {
             (Alloc::Global(a), Alloc::Global(b)) if a == b && self.module.global(a).texel_width > 0 => {
                 let g = self.module.global(a);
                 Some((g.cells_per_elem.max(1), g.texel_width))
             }
             _ => None,
         };
-        let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec() };
-        let mut sides = [side(l), side(e)];
         canonical_offsets(mode, &mut sides);
         let key = QueryKey { mode, sides, len, texels };
         if let Some(w) = self.answers.borrow().get(&key) {
@@ -359,6 +425,8 @@ impl Ctx<'_> {
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
         for iv in ivs {
             for members in by_alloc(&self.acc, iv, space).values() {
+                let (clusters, cluster_of) = clusters(f, &self.acc, members);
+                let mut cleared = rustc_hash::FxHashMap::default();
                 for i in 0..members.len() {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
@@ -371,6 +439,12 @@ impl Ctx<'_> {
                         // when one follows the other without a barrier.
                         let same_iteration = em.1 == lm.1 && !em.1.contains(&MANY);
                         if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
+                            continue;
+                        }
+                        let (ce, cl) = if std::ptr::eq(em, members[i]) { (cluster_of[i], cluster_of[j]) } else { (cluster_of[j], cluster_of[i]) };
+                        if clusters[ce].size * clusters[cl].size > 1
+                            && *cleared.entry((ce, cl)).or_insert_with(|| self.clusters_clear(Mode::SameGroup, &clusters[ce], &clusters[cl]))
+                        {
                             continue;
                         }
                         let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
@@ -470,6 +544,8 @@ impl Ctx<'_> {
         let device_fence = |v: Value| grid_sync(f, v) || barrier(f, v).is_some_and(|b| b.mem >= Scope::Device && b.spaces.contains(lockstep_ir::MemSpace::Device));
         for iv in &ivs {
             for members in by_alloc(&self.acc, iv, Space::Device).values() {
+                let (clusters, cluster_of) = clusters(f, &self.acc, members);
+                let mut cleared = rustc_hash::FxHashMap::default();
                 for i in 0..members.len() {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
@@ -478,6 +554,12 @@ impl Ctx<'_> {
                             continue;
                         }
                         if self.protocol_guarded(e) && self.protocol_guarded(l) {
+                            continue;
+                        }
+                        let (ce, cl) = if std::ptr::eq(em, members[i]) { (cluster_of[i], cluster_of[j]) } else { (cluster_of[j], cluster_of[i]) };
+                        if clusters[ce].size * clusters[cl].size > 1
+                            && *cleared.entry((ce, cl)).or_insert_with(|| self.clusters_clear(Mode::CrossGroup, &clusters[ce], &clusters[cl]))
+                        {
                             continue;
                         }
                         let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
@@ -619,7 +701,7 @@ impl<'a> ConflictOracle<'a> {
         let q = Query {
             k: &self.k,
             mode: Mode::SameGroup,
-            sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new() }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new() }],
+            sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0) }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0) }],
             len: None,
             texels: None,
         };

@@ -891,12 +891,37 @@ impl Problem {
         if p.eqs.iter().chain(&p.les).chain(&p.nes).any(open) {
             exact = false;
         }
+        // A variable only "threads differ" groups mention (a group id one
+        // side never uses) can take any value of its domain: pick one that
+        // makes its group differ.
+        let elsewhere = {
+            let mut used = vec![false; d.len()];
+            p.eqs.iter().chain(&p.les).chain(&p.nes).flat_map(|l| &l.terms).for_each(|t| used[t.0] = true);
+            for f in &self.funcs {
+                f.a.terms.iter().chain(&f.b.terms).for_each(|t| used[t.0] = true);
+                used[f.out] = true;
+            }
+            used
+        };
         for g in &p.distinct {
             if g.iter().all(|l| l.as_const() == Some(0)) {
                 return Search::None;
             }
-            if !g.iter().any(|l| matches!(l.eval(&d), Some(x) if x != 0)) {
-                exact = false;
+            if g.iter().any(|l| matches!(l.eval(&d), Some(x) if x != 0)) {
+                continue;
+            }
+            let free = g.iter().find_map(|l| single_open(l, &d).filter(|&(v, _, _)| !elsewhere[v]));
+            match free {
+                Some((v, c, rest)) => {
+                    // c*x + rest != 0: one of two neighbouring values does it.
+                    let (lo, hi) = d[v];
+                    let start = if lo > -INF { lo } else if hi < INF { hi - 1 } else { 0 };
+                    match [start, start + 1].into_iter().find(|&x| x <= hi && c.saturating_mul(x).saturating_add(rest) != 0) {
+                        Some(x) => d[v] = (x, x),
+                        None => exact = false,
+                    }
+                }
+                None => exact = false,
             }
         }
         let mut values = fixed_values(&dom);
@@ -1182,6 +1207,22 @@ mod tests {
         p.equal(&Lin::var(ga).scale(64).add(&Lin::var(ta)), &Lin::var(gb).scale(64).add(&Lin::var(tb)));
         p.distinct.push(vec![Lin::var(ga).sub(&Lin::var(gb)), Lin::var(ta).sub(&Lin::var(tb))]);
         assert_eq!(p.solve(DEFAULT_BUDGET), Outcome::Infeasible);
+    }
+
+    #[test]
+    fn a_group_id_one_side_never_uses_is_chosen_to_differ() {
+        // Group g0 writes cell 128*g0 + t0, every group reads cell t1; the
+        // reader's group g1 appears only in "the groups differ".
+        let mut p = Problem::default();
+        let (g0, t0, t1, g1) = (p.new_var(0, INF), p.new_var(0, 127), p.new_var(0, 127), p.new_var(0, INF));
+        p.first[t0] = true;
+        p.first[t1] = true;
+        p.equal(&Lin::var(g0).scale(128).add(&Lin::var(t0)), &Lin::var(t1));
+        p.distinct.push(vec![Lin::var(g0).sub(&Lin::var(g1))]);
+        let Outcome::Feasible { values, exact: true } = p.solve(DEFAULT_BUDGET) else { panic!("an exact witness") };
+        let (a, b) = (values[g0].unwrap(), values[g1].unwrap());
+        assert_ne!(a, b);
+        assert_eq!(128 * a + values[t0].unwrap(), values[t1].unwrap());
     }
 
     #[test]

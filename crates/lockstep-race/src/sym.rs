@@ -147,6 +147,10 @@ pub struct Side {
     /// Back edges crossed per loop (see [`crate::intervals::Offsets`]); empty
     /// when unknown, which relates two sides only outside every loop.
     pub offsets: Vec<u8>,
+    /// Constants any of which may be added to the index (`lo..=hi`): one
+    /// question then stands for several accesses at `index + c` (the fields
+    /// of one struct). `(0, 0)` for a single access.
+    pub spread: (i64, i64),
 }
 
 pub struct Query<'k> {
@@ -195,6 +199,8 @@ enum Key {
     /// A constant-memory cell at a literal index: every load of it is one value.
     ConstCell(lockstep_ir::Root, i64),
     Iter(Owner, usize),
+    /// The constant a side's [`Side::spread`] adds.
+    Spread(u8),
 }
 
 impl Query<'_> {
@@ -251,6 +257,10 @@ impl Query<'_> {
         for (s, side) in self.sides.iter().enumerate() {
             if let Some(p) = side.base {
                 addr[s] = addr[s].add(&b.leaf(s as u8, p));
+            }
+            if side.spread != (0, 0) {
+                let (lo, hi) = side.spread;
+                addr[s] = addr[s].add(&Lin::var(b.var(Key::Spread(s as u8), lo as i128, hi as i128)));
             }
         }
         for (s, (side, a)) in self.sides.iter().zip(&addr).enumerate() {
@@ -879,11 +889,13 @@ impl Build<'_> {
                 groups[s as usize][ax as usize] = get(Key::Gid(owner, ax));
             }
         }
-        // Ids the solver left open are free: make the two groups differ.
+        // Ids the solver left open, or that one side never uses, are free:
+        // make the two groups differ.
         if q.mode == Mode::CrossGroup && groups[0] == groups[1] {
-            let open = |s: u8, ax: u8| self.keys.get(&Key::Gid(Owner::Side(s), ax)).is_some_and(|&v| values[v].is_none());
-            if let Some(ax) = (0..3u8).find(|&ax| q.k.wide(q.mode, ax as usize) && open(0, ax)) {
-                groups[0][ax as usize] = groups[1][ax as usize] + 1;
+            let free = |s: u8, ax: u8| self.keys.get(&Key::Gid(Owner::Side(s), ax)).is_none_or(|&v| values[v].is_none());
+            if let Some((s, ax)) = (0..3u8).flat_map(|ax| [(1u8, ax), (0, ax)]).find(|&(s, ax)| q.k.wide(q.mode, ax as usize) && free(s, ax)) {
+                let other = groups[1 - s as usize][ax as usize];
+                groups[s as usize][ax as usize] = other + 1;
             }
         }
         // Unconstrained components: make the two threads (groups) differ.
