@@ -82,7 +82,7 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     match cols.len() {
         0..=4 => refute_in::<4>(eqs, les, extra, dom, &cols),
         5..=8 => refute_in::<8>(eqs, les, extra, dom, &cols),
-        ..=MAX_VARS => refute_in::<MAX_VARS>(eqs, les, extra, dom, &cols),
+        9..=MAX_VARS => refute_in::<MAX_VARS>(eqs, les, extra, dom, &cols),
         _ => Relaxed::Open(None),
     }
 }
