@@ -274,9 +274,13 @@ impl Problem {
     }
 
     pub fn solve(&self, budget: u64) -> Outcome {
-        // Bounds first: the closure's product rules need non-zero factors.
+        // Bounds first where the closure's product rules will want to know
+        // non-zero factors (they compare two functions).
         let mut closed = self.clone();
-        if !self.propagate(&mut closed.dom) || !congruence::close(&mut closed) {
+        if self.funcs.len() >= 2 && !self.propagate(&mut closed.dom) {
+            return Outcome::Infeasible;
+        }
+        if !congruence::close(&mut closed) {
             return Outcome::Infeasible;
         }
         let p = closed.without_monotone();
@@ -1067,19 +1071,26 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
     // way: a term that is the only unbounded one is still bounded by the rest.
     let (mut fmin, mut fmax) = (e.k, e.k);
     let (mut nmin, mut nmax) = (0u32, 0u32);
-    for &(v, c) in &e.terms {
-        let (tmin, tmax) = term_range(c, dom[v]);
-        if tmin <= -INF {
-            nmin += 1;
-        } else {
-            fmin = clamp(fmin + tmin);
-        }
-        if tmax >= INF {
-            nmax += 1;
-        } else {
-            fmax = clamp(fmax + tmax);
-        }
-    }
+    let mut open = false;
+    let ranges: smallvec::SmallVec<[(i128, i128); 8]> = e
+        .terms
+        .iter()
+        .map(|&(v, c)| {
+            open |= dom[v].0 != dom[v].1;
+            let (tmin, tmax) = term_range(c, dom[v]);
+            if tmin <= -INF {
+                nmin += 1;
+            } else {
+                fmin = clamp(fmin + tmin);
+            }
+            if tmax >= INF {
+                nmax += 1;
+            } else {
+                fmax = clamp(fmax + tmax);
+            }
+            (tmin, tmax)
+        })
+        .collect();
     if fmin <= -INF {
         nmin = 2;
     }
@@ -1089,10 +1100,15 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
     if (nmin == 0 && fmin > 0) || (equality && nmax == 0 && fmax < 0) {
         return None;
     }
+    if !open {
+        return Some(false);
+    }
     let mut changed = false;
-    for &(v, c) in &e.terms {
+    for (&(v, c), &(tmin, tmax)) in e.terms.iter().zip(&ranges) {
         let (lo, hi) = dom[v];
-        let (tmin, tmax) = term_range(c, (lo, hi));
+        if lo == hi {
+            continue;
+        }
         // c*v <= -(smallest value of the other terms)
         let upper = match nmin {
             0 => Some(-(fmin - tmin)),
