@@ -17,9 +17,12 @@ const MAX_ROUNDS: usize = 8;
 /// Adds to `p.eqs` the equalities its functions imply; false when one of
 /// them contradicts a constraint (the problem is infeasible).
 pub fn close(p: &mut Problem) -> bool {
-    let mut classes = Classes::new(p.dom.len());
+    let mut classes = Classes::new(&p.dom);
     let mut added: FxHashSet<Lin> = FxHashSet::default();
-    p.eqs.iter().for_each(|e| classes.merge_if_same(e));
+    for e in &p.eqs {
+        let e = classes.lin(e);
+        classes.merge_if_same(&e);
+    }
     // Consequences need two functions; the class check below needs none.
     let rounds = if p.funcs.len() < 2 { 0 } else { MAX_ROUNDS };
     for _ in 0..rounds {
@@ -111,14 +114,16 @@ fn consequences(f: &Func, g: &Func, nonzero: &dyn Fn(&Lin) -> bool, out: &mut Ve
     }
 }
 
-/// Classes of variables known equal, each named by its smallest member.
+/// Classes of variables known equal, each named by its smallest member;
+/// variables with a one-value domain stand for that value.
 struct Classes {
     parent: Vec<Var>,
+    fixed: Vec<Option<i128>>,
 }
 
 impl Classes {
-    fn new(n: usize) -> Classes {
-        Classes { parent: (0..n).collect() }
+    fn new(dom: &[(i128, i128)]) -> Classes {
+        Classes { parent: (0..dom.len()).collect(), fixed: dom.iter().map(|&(lo, hi)| (lo == hi).then_some(lo)).collect() }
     }
 
     fn find(&mut self, mut v: Var) -> Var {
@@ -139,11 +144,14 @@ impl Classes {
         }
     }
 
-    /// `l` with every variable replaced by its class's name.
+    /// `l` with every variable replaced by its value or its class's name.
     fn lin(&mut self, l: &Lin) -> Lin {
-        l.terms.iter().fold(Lin::konst(l.k), |acc, &(v, c)| {
-            let r = self.find(v);
-            acc.add(&Lin::var(r).scale(c))
+        l.terms.iter().fold(Lin::konst(l.k), |acc, &(v, c)| match self.fixed[v] {
+            Some(x) => acc.add(&Lin::konst(c.saturating_mul(x))),
+            None => {
+                let r = self.find(v);
+                acc.add(&Lin::var(r).scale(c))
+            }
         })
     }
 
@@ -204,6 +212,21 @@ mod tests {
         assert!(close(&mut p.clone()), "a zero factor makes any two threads agree");
         p.dom[x] = (1, 1 << 20);
         assert!(!close(&mut p));
+    }
+
+    #[test]
+    fn fixed_variables_count_as_their_values() {
+        // offset*(2t+2) + m == offset*(2u+1) + n with m and n both fixed at -1.
+        let mut p = Problem::default();
+        let (t, u, offset) = (p.new_var(0, 63), p.new_var(0, 63), p.new_var(1, 64));
+        let (m, n) = (p.new_var(-1, -1), p.new_var(-1, -1));
+        let x = mul(&mut p, Lin::var(offset), Lin::var(t).scale(2).plus(2));
+        let y = mul(&mut p, Lin::var(offset), Lin::var(u).scale(2).plus(1));
+        p.equal(&Lin::var(x).add(&Lin::var(m)), &Lin::var(y).add(&Lin::var(n)));
+        p.dom[x] = (1, 1 << 20);
+        assert!(close(&mut p));
+        // x == y, so 2t + 2 == 2u + 1: no integer solution, which the relaxation sees.
+        assert!(p.eqs.iter().any(|e| *e == Lin::var(t).scale(2).sub(&Lin::var(u).scale(2)).plus(1)));
     }
 
     #[test]
