@@ -1072,25 +1072,26 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
     let (mut fmin, mut fmax) = (e.k, e.k);
     let (mut nmin, mut nmax) = (0u32, 0u32);
     let mut open = false;
-    let ranges: smallvec::SmallVec<[(i128, i128); 8]> = e
-        .terms
-        .iter()
-        .map(|&(v, c)| {
-            open |= dom[v].0 != dom[v].1;
-            let (tmin, tmax) = term_range(c, dom[v]);
-            if tmin <= -INF {
-                nmin += 1;
-            } else {
-                fmin = clamp(fmin + tmin);
-            }
-            if tmax >= INF {
-                nmax += 1;
-            } else {
-                fmax = clamp(fmax + tmax);
-            }
-            (tmin, tmax)
-        })
-        .collect();
+    // Each term's range, kept for the second pass (most constraints are short).
+    const KEPT: usize = 8;
+    let mut ranges = [(0i128, 0i128); KEPT];
+    for (i, &(v, c)) in e.terms.iter().enumerate() {
+        open |= dom[v].0 != dom[v].1;
+        let (tmin, tmax) = term_range(c, dom[v]);
+        if let Some(r) = ranges.get_mut(i) {
+            *r = (tmin, tmax);
+        }
+        if tmin <= -INF {
+            nmin += 1;
+        } else {
+            fmin = clamp(fmin + tmin);
+        }
+        if tmax >= INF {
+            nmax += 1;
+        } else {
+            fmax = clamp(fmax + tmax);
+        }
+    }
     if fmin <= -INF {
         nmin = 2;
     }
@@ -1104,11 +1105,12 @@ fn tighten(e: &Lin, dom: &mut [(i128, i128)], equality: bool) -> Option<bool> {
         return Some(false);
     }
     let mut changed = false;
-    for (&(v, c), &(tmin, tmax)) in e.terms.iter().zip(&ranges) {
+    for (i, &(v, c)) in e.terms.iter().enumerate() {
         let (lo, hi) = dom[v];
         if lo == hi {
             continue;
         }
+        let (tmin, tmax) = ranges.get(i).copied().unwrap_or_else(|| term_range(c, (lo, hi)));
         // c*v <= -(smallest value of the other terms)
         let upper = match nmin {
             0 => Some(-(fmin - tmin)),
