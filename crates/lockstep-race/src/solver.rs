@@ -276,13 +276,22 @@ impl Problem {
     pub fn solve(&self, budget: u64) -> Outcome {
         // Bounds first where the closure's product rules will want to know
         // non-zero factors (they compare two functions).
-        let mut closed = self.clone();
-        if self.funcs.len() >= 2 && !self.propagate(&mut closed.dom) {
-            return Outcome::Infeasible;
-        }
-        if !congruence::close(&mut closed) {
-            return Outcome::Infeasible;
-        }
+        let closed = if self.funcs.len() >= 2 {
+            let mut p = self.clone();
+            if !self.propagate(&mut p.dom) {
+                return Outcome::Infeasible;
+            }
+            let Some(extra) = congruence::close(&p) else { return Outcome::Infeasible };
+            p.eqs.extend(extra);
+            std::borrow::Cow::Owned(p)
+        } else {
+            // One function or none implies no equalities; merged variables
+            // may still contradict a disequality.
+            if congruence::close(self).is_none() {
+                return Outcome::Infeasible;
+            }
+            std::borrow::Cow::Borrowed(self)
+        };
         let p = closed.without_monotone();
         let p = p.as_ref().unwrap_or(&closed);
         let mut values: Vec<Option<i128>> = fixed_values(&p.dom);
@@ -563,6 +572,9 @@ impl Problem {
     /// (new variables for quotients and bits); None when none is. Exact: the
     /// constraints hold for precisely the values the function produces.
     fn linearized(&self, dom: &[(i128, i128)]) -> Option<(Problem, Vec<(i128, i128)>)> {
+        if !self.funcs.iter().any(|f| f.a.eval(dom).is_some() || f.b.eval(dom).is_some()) {
+            return None;
+        }
         let mut p = Problem { funcs: Vec::new(), ..self.clone() };
         p.dom = dom.to_vec();
         let mut changed = false;
