@@ -178,18 +178,24 @@ impl Classes {
 mod tests {
     use super::*;
 
-    fn xor(p: &mut Problem, a: Lin, b: Lin) -> Var {
+    fn func(p: &mut Problem, op: FnOp, a: Lin, b: Lin) -> Var {
         let out = p.new_var(0, 1 << 20);
-        p.funcs.push(Func { out, op: FnOp::Xor, a, b });
+        p.funcs.push(Func { out, op, a, b });
         out
+    }
+
+    /// Threads t and u and their xor partners t ^ s and u ^ s.
+    fn partners() -> (Problem, [Var; 4]) {
+        let mut p = Problem::default();
+        let (t, u, s) = (p.new_var(0, 255), p.new_var(0, 255), p.new_var(1, 128));
+        let pt = func(&mut p, FnOp::Xor, Lin::var(t), Lin::var(s));
+        let pu = func(&mut p, FnOp::Xor, Lin::var(u), Lin::var(s));
+        (p, [t, u, pt, pu])
     }
 
     #[test]
     fn equal_partners_mean_equal_threads() {
-        let mut p = Problem::default();
-        let (t, u, s) = (p.new_var(0, 255), p.new_var(0, 255), p.new_var(1, 128));
-        let pt = xor(&mut p, Lin::var(t), Lin::var(s));
-        let pu = xor(&mut p, Lin::var(u), Lin::var(s));
+        let (mut p, [t, u, pt, pu]) = partners();
         p.equal(&Lin::var(pt), &Lin::var(pu));
         p.distinct.push(vec![Lin::var(t).sub(&Lin::var(u))]);
         assert!(close(&p).is_none());
@@ -197,19 +203,14 @@ mod tests {
 
     #[test]
     fn partner_of_partner_is_self() {
-        let mut p = Problem::default();
-        let (t, u, s) = (p.new_var(0, 255), p.new_var(0, 255), p.new_var(1, 128));
-        let pt = xor(&mut p, Lin::var(t), Lin::var(s));
-        let pu = xor(&mut p, Lin::var(u), Lin::var(s));
+        let (mut p, [t, u, pt, pu]) = partners();
         p.equal(&Lin::var(pt), &Lin::var(u));
         // pu = (t ^ s) ^ s = t
         assert!(close(&p).expect("feasible").contains(&Lin::var(t).sub(&Lin::var(pu))));
     }
 
     fn mul(p: &mut Problem, a: Lin, b: Lin) -> Var {
-        let out = p.new_var(0, 1 << 20);
-        p.funcs.push(Func { out, op: FnOp::Mul, a, b });
-        out
+        func(p, FnOp::Mul, a, b)
     }
 
     #[test]
@@ -245,8 +246,8 @@ mod tests {
     fn different_operands_imply_nothing() {
         let mut p = Problem::default();
         let (t, u, s, r) = (p.new_var(0, 255), p.new_var(0, 255), p.new_var(1, 128), p.new_var(1, 128));
-        let pt = xor(&mut p, Lin::var(t), Lin::var(s));
-        let pu = xor(&mut p, Lin::var(u), Lin::var(r));
+        let pt = func(&mut p, FnOp::Xor, Lin::var(t), Lin::var(s));
+        let pu = func(&mut p, FnOp::Xor, Lin::var(u), Lin::var(r));
         p.equal(&Lin::var(pt), &Lin::var(pu));
         p.distinct.push(vec![Lin::var(t).sub(&Lin::var(u))]);
         assert_eq!(close(&p), Some(Vec::new()));
