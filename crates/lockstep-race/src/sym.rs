@@ -285,7 +285,7 @@ impl Query<'_> {
         let outcome = self.k.solved.borrow().get(&b.p).cloned();
         let outcome = outcome.unwrap_or_else(|| {
             let o = b.p.solve(DEFAULT_BUDGET);
-            self.k.solved.borrow_mut().insert(b.p.clone(), o.clone());
+            self.k.solved.borrow_mut().insert(std::mem::take(&mut b.p), o.clone());
             o
         });
         match outcome {
