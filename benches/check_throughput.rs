@@ -3,6 +3,7 @@
 //! parse-only time on the same input. Prints MB/s, lines/s and the ratio.
 //!
 //! Knobs: `BENCH_FILES` (default 16), `BENCH_FILE_BYTES` (default 384 KiB),
+//! `BENCH_ROUNDS` (default 3),
 //! `BENCH_CORPUS` (`mixed`, the default: many kernel families, see
 //! `corpus/mod.rs`; `scan`: the old two-template stress case).
 
@@ -35,7 +36,8 @@ fn parallel<T: Send>(paths: &[PathBuf], work: impl Fn(&Path) -> T + Sync) -> Vec
     out.into_iter().map(|m| m.into_inner().unwrap().unwrap()).collect()
 }
 
-/// Rounds of the five pipelines; each row is its best round.
+/// Rounds of the five pipelines unless `BENCH_ROUNDS` says otherwise; each
+/// row is its best round.
 const ROUNDS: usize = 3;
 
 fn main() {
@@ -92,7 +94,8 @@ fn main() {
     let mut best = [f64::MAX; 5];
     let mut best_cpu = [f64::MAX; 5];
     let mut found = 0;
-    for _round in 0..ROUNDS {
+    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
+    for _round in 0..rounds {
         for (i, run) in pipelines.iter().enumerate() {
             let (t, cpu) = (Instant::now(), process_cpu_seconds());
             let n = run();
