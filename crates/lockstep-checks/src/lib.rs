@@ -81,7 +81,7 @@ impl FileChecker {
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let divergent = divergence::check(db, facts, out);
-        // One oracle for the race checks and the dead-barrier engine: they ask many of the same questions.
+        // One prepared kernel (trip counts, guards) for the race checks and the dead-barrier engine.
         let oracle = lockstep_race::ConflictOracle::new(&facts.func, &facts.cfg, &facts.uniformity, None);
         if self.options.races {
             races::check(db, facts, &oracle, out);

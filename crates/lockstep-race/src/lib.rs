@@ -207,8 +207,8 @@ pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Unifor
     analyze_kernel(module, &Kernel::new(f, cfg, uni, group_size))
 }
 
-/// [`analyze_with_stats`] on a prepared kernel, whose answers
-/// [`ConflictOracle::kernel`] shares with the dead-barrier engine.
+/// [`analyze_with_stats`] on a prepared kernel (loop trip counts, branch
+/// guards), which [`ConflictOracle::kernel`] shares with the dead-barrier engine.
 pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding>, Stats) {
     let (f, cfg, uni) = (k.f, k.cfg, k.uni);
     let acc = collect_accesses(module, f, cfg);

@@ -42,9 +42,6 @@ pub struct Kernel<'a> {
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
     group_axes: [bool; 3],
-    /// Answers already computed: the race passes and the dead-barrier
-    /// oracle ask the same address questions again and again.
-    solved: RefCell<HashMap<Problem, Outcome>>,
     /// [`Kernel::guards`] by block.
     guards: RefCell<HashMap<BlockId, Guards>>,
 }
@@ -82,7 +79,7 @@ impl<'a> Kernel<'a> {
         // The grid always may have several groups along x.
         group_axes[0] = true;
         let axis_limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
-        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, solved: RefCell::default(), guards: RefCell::default() }
+        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -282,13 +279,9 @@ impl Query<'_> {
         b.size_bounds();
         b.same_cell(&addr[0], &addr[1], 0);
         b.finish();
-        let outcome = self.k.solved.borrow().get(&b.p).cloned();
-        let outcome = outcome.unwrap_or_else(|| {
-            let o = b.p.solve(DEFAULT_BUDGET);
-            self.k.solved.borrow_mut().insert(std::mem::take(&mut b.p), o.clone());
-            o
-        });
-        match outcome {
+        // Repeated questions are answered from the callers' memos, before
+        // any problem is built.
+        match b.p.solve(DEFAULT_BUDGET) {
             Outcome::Infeasible => None,
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
