@@ -206,7 +206,7 @@ impl FnOp {
 }
 
 /// `out = op(a, b)`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct Func {
     pub out: Var,
     pub op: FnOp,
@@ -214,7 +214,7 @@ pub struct Func {
     pub b: Lin,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default)]
 pub struct Problem {
     /// Domain of each variable.
     pub dom: Vec<(i128, i128)>,
