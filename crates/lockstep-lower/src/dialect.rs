@@ -81,6 +81,9 @@ pub struct Dialect {
     pub plain_globals_are_constant: bool,
     /// Fence-only barriers are collective (HLSL) rather than per-thread (CUDA).
     pub collective_fences: bool,
+    /// Files mix host functions with device code (CUDA): the bodies of
+    /// host-only functions are skipped when parsing.
+    pub host_code: bool,
     /// A function that ends the thread when any component of its argument is negative (`clip`).
     pub discard_if_negative: Option<&'static str>,
     /// Toolkit and system headers whose declarations the dialect table already
@@ -259,6 +262,7 @@ pub static HLSL: Dialect = Dialect {
     float_literal_is_double: false,
     plain_globals_are_constant: true,
     collective_fences: true,
+    host_code: false,
     discard_if_negative: Some("clip"),
     modelled_headers: &[],
 };
@@ -338,6 +342,7 @@ pub static CUDA: Dialect = Dialect {
     float_literal_is_double: true,
     plain_globals_are_constant: false,
     collective_fences: false,
+    host_code: true,
     discard_if_negative: None,
     modelled_headers: &[
         "cuda.h",

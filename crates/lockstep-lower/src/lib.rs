@@ -235,17 +235,18 @@ fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<locks
     (text, tree, skipped)
 }
 
-/// Parses preprocessed text. In CUDA the bodies of host-only functions are
-/// skipped: only kernels and the device code they call are lowered, and host
+/// Parses preprocessed text. In dialects with host code (CUDA) the bodies
+/// of host-only functions are skipped: only kernels and the device code they call are lowered, and host
 /// code is much of a CUDA file. So syntax errors inside host bodies go
 /// unreported (lockstep is not a compiler; nor does `--fix` refuse such a
 /// file, its edits being in device code), and host C++ the grammar does not
 /// know no longer yields spurious parse errors. Host functions that kept code
 /// names are parsed; a call the scanner could not see lowers to an empty body.
 fn parse(lang: Lang, text: &str) -> Option<lockstep_syntax::Tree> {
-    match lang {
-        Lang::Cuda => lockstep_syntax::parse_skipping(lang.grammar(), text, &lockstep_syntax::host_function_bodies(text)),
-        Lang::Hlsl => lockstep_syntax::parse(lang.grammar(), text),
+    if lang.dialect().host_code {
+        lockstep_syntax::parse_skipping(lang.grammar(), text, &lockstep_syntax::host_function_bodies(text))
+    } else {
+        lockstep_syntax::parse(lang.grammar(), text)
     }
 }
 
