@@ -148,13 +148,11 @@ fn compile_inner(
                 .with_note("lockstep reads kernel sources as UTF-8 text; binary files cannot be analysed"),
         );
     }
-    let (text, tree, skipped) = parse_isolating_errors(lang, pp.text);
+    let (text, map, tree, skipped) = parse_isolating_errors(lang, pp.text, pp.map);
     for region in skipped {
-        let error = lockstep_preprocess::SourceMap::span(&pp.map, region.error.0, region.error.1);
-        let start = lockstep_preprocess::SourceMap::span(&pp.map, region.lo, region.lo);
-        let line = db.location(start).0.line;
+        let line = db.location(region.start).0.line;
         diagnostics.push(
-            lockstep_diag::Diagnostic::new("parse-error", lockstep_diag::Severity::Error, error, "syntax error")
+            lockstep_diag::Diagnostic::new("parse-error", lockstep_diag::Severity::Error, region.error, "syntax error")
                 .with_primary_label(region.what)
                 .with_note(format!(
                     "the definition starting at line {line} was skipped up to the next definition; the definitions after it are checked"
@@ -171,7 +169,6 @@ fn compile_inner(
         return Compiled { module: Module::default(), diagnostics, has_errors: true };
     };
     // Deeply nested input must not overflow the stack: lower on a thread with room.
-    let map = pp.map;
     let db: &lockstep_source::SourceDb = db;
     let lowered = std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -204,14 +201,21 @@ fn compile_inner(
 /// Parses, and when a broken top-level definition swallowed the definitions
 /// after it (a missing `)` or `}`), blanks the broken part — keeping every
 /// byte offset — and parses again, so later kernels are still checked.
-/// Returns the text finally parsed, its tree, and the blanked ranges.
-fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
+/// Host bodies are cut before each parse ([`without_host_bodies`]): a broken
+/// kernel can hide the bodies after it from the scanner. Returns the text
+/// finally parsed, its map, its tree, and the blanked regions.
+fn parse_isolating_errors(
+    lang: Lang,
+    text: String,
+    map: lockstep_preprocess::SourceMap,
+) -> (String, lockstep_preprocess::SourceMap, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
     let mut skipped = Vec::new();
+    let (mut text, mut map) = without_host_bodies(lang, text, map);
     for _ in 0..16 {
-        let Some(tree) = parse(lang, &text) else { return (text, None, skipped) };
+        let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
-            return (text, Some(tree), skipped);
+            return (text, map, Some(tree), skipped);
         }
         let mut cut = None;
         let mut cursor = root.walk();
@@ -226,35 +230,39 @@ fn parse_isolating_errors(lang: Lang, mut text: String) -> (String, Option<locks
             }
         }
         drop(cursor);
-        let Some((lo, hi, (error, what))) = cut else { return (text, Some(tree), skipped) };
+        let Some((lo, hi, (error, what))) = cut else { return (text, map, Some(tree), skipped) };
         let blank: String = text[lo..hi].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
         text.replace_range(lo..hi, &blank);
-        skipped.push(SkippedRegion { lo: lo as u32, error, what });
+        skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
+        (text, map) = without_host_bodies(lang, text, map);
     }
-    let tree = parse(lang, &text);
-    (text, tree, skipped)
+    let tree = lockstep_syntax::parse(lang.grammar(), &text);
+    (text, map, tree, skipped)
 }
 
-/// Parses preprocessed text. In dialects with host code (CUDA) the bodies
-/// of host-only functions are skipped: only kernels and the device code they call are lowered, and host
-/// code is much of a CUDA file. So syntax errors inside host bodies go
-/// unreported (lockstep is not a compiler; nor does `--fix` refuse such a
-/// file, its edits being in device code), and host C++ the grammar does not
-/// know no longer yields spurious parse errors. Host functions that kept code
-/// names are parsed; a call the scanner could not see lowers to an empty body.
-fn parse(lang: Lang, text: &str) -> Option<lockstep_syntax::Tree> {
-    if lang.dialect().host_code {
-        lockstep_syntax::parse_skipping(lang.grammar(), text, &lockstep_syntax::host_function_bodies(text))
-    } else {
-        lockstep_syntax::parse(lang.grammar(), text)
+/// In dialects with host code (CUDA), the preprocessed text without the
+/// bodies of host-only functions, and its map: only kernels and the device
+/// code they call are lowered, and host code is much of a CUDA file. So
+/// syntax errors inside host bodies go unreported (lockstep is not a
+/// compiler; nor does `--fix` refuse such a file, its edits being in device
+/// code), and host C++ the grammar does not know no longer yields spurious
+/// parse errors. Host functions that kept code names are kept; a call the
+/// scanner could not see lowers to an empty body.
+fn without_host_bodies(lang: Lang, text: String, map: lockstep_preprocess::SourceMap) -> (String, lockstep_preprocess::SourceMap) {
+    if !lang.dialect().host_code {
+        return (text, map);
+    }
+    match map.remove(&text, &lockstep_syntax::host_function_bodies(&text)) {
+        Some(cut) => cut,
+        None => (text, map),
     }
 }
 
 /// A definition blanked out because it did not parse.
 struct SkippedRegion {
-    lo: u32,
+    start: Span,
     /// The first syntax error in it.
-    error: (u32, u32),
+    error: Span,
     what: String,
 }
 
@@ -339,12 +347,16 @@ mod tests {
 
     #[test]
     fn a_kernel_calling_a_skipped_function_still_lowers() {
-        let text = "int helper(int x) { return x * 2; }\n__global__ void k(int* a) {\n  a[threadIdx.x] = helper(3);\n  __syncthreads();\n}\n";
-        let body = text.find('{').unwrap() + 1..text.find('}').unwrap();
-        let tree = lockstep_syntax::parse_skipping(Lang::Cuda.grammar(), text, &[body]).unwrap();
-        assert!(!tree.root_node().has_error());
-        let compiled = lower_tree(text, &tree, Lang::Cuda, &FileSpans(FileId(0)), &Options::default());
-        assert_eq!(compiled.module.functions.len(), 1);
-        assert!(lockstep_ir::verify(&compiled.module.functions[0]).is_empty());
+        // `helper` is unmarked and, being named by the kernel, kept by the
+        // scanner; a body it skipped would lower to an empty function.
+        let text = "int helper(int x) { return x * 2; }\nvoid launch(int* a) { k<<<1, 32>>>(a); }\n__global__ void k(int* a) {\n  a[threadIdx.x] = helper(3);\n  __syncthreads();\n}\n";
+        let (db, compiled) = compile_cuda(text);
+        assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
+        let kernel = compiled.module.functions.iter().find(|f| f.name == "k").expect("the kernel is lowered");
+        assert!(lockstep_ir::verify(kernel).is_empty());
+        // Spans still point into the original text after the launcher's body was cut.
+        let barrier = text.find("__syncthreads").unwrap();
+        let spans: Vec<_> = kernel.insts.iter().map(|i| i.span).collect();
+        assert!(spans.iter().any(|s| s.lo as usize == barrier && db.location(*s).0.line == 5), "{spans:?}");
     }
 }

@@ -1,6 +1,8 @@
 //! The map from offsets in the preprocessed text back to original spans, and
 //! the output buffer that builds text and map together.
 
+use std::ops::Range;
+
 use lockstep_source::{ExpnId, FileId, Span};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +63,52 @@ impl SourceMap {
             }
             Origin::Fixed(span) => span,
         }
+    }
+
+    /// `text` (the output this map belongs to) without the byte ranges in
+    /// `cuts`, and the map of what is left: every kept byte maps where it did.
+    /// `None` when `cuts` is empty, unsorted, overlapping, or splits a
+    /// character.
+    pub fn remove(&self, text: &str, cuts: &[Range<usize>]) -> Option<(String, SourceMap)> {
+        let mut end = 0;
+        for cut in cuts {
+            if cut.start < end || cut.end < cut.start || !text.is_char_boundary(cut.start) || !text.is_char_boundary(cut.end) {
+                return None;
+            }
+            end = cut.end;
+        }
+        if cuts.is_empty() {
+            return None;
+        }
+        let kept = std::iter::once(0).chain(cuts.iter().map(|c| c.end)).zip(cuts.iter().map(|c| c.start).chain(std::iter::once(text.len())));
+        let mut out = String::with_capacity(text.len() - cuts.iter().map(|c| c.len()).sum::<usize>());
+        let mut segments = Vec::with_capacity(self.segments.len() + cuts.len());
+        for (lo, hi) in kept {
+            let (lo, hi) = (lo as u32, hi as u32);
+            let shift = lo - out.len() as u32;
+            // The segment before the piece maps its leading filler bytes: keep
+            // what it maps them to as an empty segment.
+            let first = self.segments.partition_point(|s| s.out_hi <= lo);
+            if let Some(before) = first.checked_sub(1).map(|i| self.segments[i]) {
+                if self.segments.get(first).is_none_or(|s| s.out_lo > lo) {
+                    let origin = match before.origin {
+                        Origin::Copy { file, lo: src, expansion } => Origin::Copy { file, lo: src + (before.out_hi - before.out_lo), expansion },
+                        fixed => fixed,
+                    };
+                    segments.push(Segment { out_lo: lo - shift, out_hi: lo - shift, origin });
+                }
+            }
+            for seg in self.segments[first..].iter().take_while(|s| s.out_lo < hi) {
+                let (from, to) = (seg.out_lo.max(lo), seg.out_hi.min(hi));
+                let origin = match seg.origin {
+                    Origin::Copy { file, lo: src, expansion } => Origin::Copy { file, lo: src + (from - seg.out_lo), expansion },
+                    fixed => fixed,
+                };
+                segments.push(Segment { out_lo: from - shift, out_hi: to - shift, origin });
+            }
+            out.push_str(&text[lo as usize..hi as usize]);
+        }
+        Some((out, SourceMap { main: self.main, segments }))
     }
 
     /// The last segment starting before `end`.
@@ -155,5 +203,34 @@ mod tests {
         assert_eq!(map.span(0, 8), Span { expansion: Some(ExpnId(3)), ..Span::new(f, 10, 18) });
         // The inserted space maps to the end of the copy before it.
         assert_eq!(map.offset(4), Span::new(f, 14, 14));
+    }
+
+    #[test]
+    fn removing_ranges_keeps_every_kept_byte_mapped_where_it_was() {
+        let f = FileId(0);
+        let call = Span { expansion: Some(ExpnId(1)), ..Span::new(f, 40, 44) };
+        let mut out = OutBuf::new();
+        out.copy(f, 0, "void h() { a; }", None);
+        out.filler("\n");
+        out.fixed(call, "x");
+        out.filler(" ");
+        out.fixed(call, "y");
+        out.copy(f, 20, " k() { b; }", None);
+        out.filler("  ");
+        out.copy(f, 60, "end", None);
+        let (text, map) = out.finish(f);
+        let cuts = [10..14, 17..19, 31..33];
+        let (cut_text, cut_map) = map.remove(&text, &cuts).expect("valid cuts");
+        let kept: Vec<usize> = (0..text.len()).filter(|&i| !cuts.iter().any(|c| c.contains(&i))).collect();
+        assert_eq!(cut_text, kept.iter().map(|&i| &text[i..i + 1]).collect::<String>());
+        for (new, &old) in kept.iter().enumerate() {
+            assert_eq!(cut_map.offset(new as u32), map.offset(old as u32), "byte {old} ({:?})", &text[old..old + 1]);
+        }
+        let (lo, hi) = (text.find("k()").unwrap(), text.find("b;").unwrap());
+        let shift = cuts.iter().filter(|c| c.end <= lo).map(|c| c.len()).sum::<usize>();
+        assert_eq!(cut_map.span((lo - shift) as u32, (hi - shift) as u32), map.span(lo as u32, hi as u32));
+        for bad in [vec![], vec![4..6, 2..3], vec![2..5, 4..6], vec![2..100]] {
+            assert!(map.remove(&text, &bad).is_none(), "{bad:?}");
+        }
     }
 }

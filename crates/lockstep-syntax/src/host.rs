@@ -1,5 +1,5 @@
 //! Finds the bodies of CUDA host-only functions, which no analysis reads, so
-//! that the parser can skip them ([`crate::parse_skipping`]).
+//! that they can be cut from the text before parsing.
 //!
 //! A token scanner, not a parser: it tracks braces at namespace scope (file
 //! level, `namespace` and `extern "C"` blocks) and reads the tokens before each

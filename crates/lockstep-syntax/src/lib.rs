@@ -3,7 +3,6 @@
 mod host;
 
 pub use host::host_function_bodies;
-use std::ops::Range;
 use std::sync::OnceLock;
 pub use tree_sitter::{Node, Tree, TreeCursor};
 
@@ -19,67 +18,6 @@ pub fn parse(grammar: Grammar, text: &str) -> Option<Tree> {
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&syntax(grammar).language).ok()?;
     parser.parse(text, None)
-}
-
-/// Parses text as [`parse`] does, except that the parser never sees the bytes
-/// in `skip` (sorted, disjoint ranges, such as [`host_function_bodies`]): they
-/// lie inside whichever node spans them, and every other byte keeps its
-/// offset. Ranges that are out of order or out of bounds skip nothing.
-pub fn parse_skipping(grammar: Grammar, text: &str, skip: &[Range<usize>]) -> Option<Tree> {
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&syntax(grammar).language).ok()?;
-    if let Some(included) = included_ranges(text, skip) {
-        // On failure the parser keeps including everything.
-        let _ = parser.set_included_ranges(&included);
-    }
-    parser.parse(text, None)
-}
-
-/// The complement of `skip` in `text`, with rows and columns; `None` when
-/// `skip` is empty, unsorted, overlapping or out of bounds.
-fn included_ranges(text: &str, skip: &[Range<usize>]) -> Option<Vec<tree_sitter::Range>> {
-    if skip.is_empty() {
-        return None;
-    }
-    let mut points = PointTracker { bytes: text.as_bytes(), byte: 0, point: tree_sitter::Point { row: 0, column: 0 } };
-    let mut included = Vec::with_capacity(skip.len() + 1);
-    let mut start = 0;
-    for range in skip {
-        if range.start < start || range.end < range.start || range.end > text.len() {
-            return None;
-        }
-        if range.start > start {
-            let start_point = points.at(start);
-            included.push(tree_sitter::Range { start_byte: start, end_byte: range.start, start_point, end_point: points.at(range.start) });
-        }
-        start = range.end;
-    }
-    // Always one range after the last skipped one: no ranges at all would mean the whole text.
-    let start_point = points.at(start);
-    included.push(tree_sitter::Range { start_byte: start, end_byte: text.len(), start_point, end_point: points.at(text.len()) });
-    Some(included)
-}
-
-/// Rows and columns (in bytes) of increasing offsets, in one pass over the text.
-struct PointTracker<'t> {
-    bytes: &'t [u8],
-    byte: usize,
-    point: tree_sitter::Point,
-}
-
-impl PointTracker<'_> {
-    fn at(&mut self, byte: usize) -> tree_sitter::Point {
-        let passed = &self.bytes[self.byte..byte];
-        match passed.iter().rposition(|&b| b == b'\n') {
-            Some(last_newline) => {
-                self.point.row += passed.iter().filter(|&&b| b == b'\n').count();
-                self.point.column = passed.len() - last_newline - 1;
-            }
-            None => self.point.column += passed.len(),
-        }
-        self.byte = byte;
-        self.point
-    }
 }
 
 /// A grammar's node-kind names and field ids, resolved once: looking a field
@@ -251,8 +189,8 @@ int main(int argc, char** argv)
 __global__ void __launch_bounds__(128) fill(float* y, float v) { y[blockIdx.x * 128 + threadIdx.x] = v; }
 "#;
 
-    /// Every node of the function definitions that are kernels or device functions.
-    fn device_nodes<'t>(tree: &'t Tree, text: &str) -> Vec<(&'t str, std::ops::Range<usize>, tree_sitter::Point, tree_sitter::Point)> {
+    /// The text of every node of the function definitions that are kernels or device functions.
+    fn device_nodes<'t>(tree: &'t Tree, text: &'t str) -> Vec<(&'t str, &'t str)> {
         walk(tree)
             .into_iter()
             .filter(|n| n.kind() != "translation_unit")
@@ -264,43 +202,33 @@ __global__ void __launch_bounds__(128) fill(float* y, float v) { y[blockIdx.x * 
                 let head = &text[top.start_byte()..top.child_by_field_name("body").map_or(top.end_byte(), |b| b.start_byte())];
                 top.kind() == "function_definition" && (head.contains("__global__") || head.contains("__device__"))
             })
-            .map(|n| (n.kind(), n.byte_range(), n.start_position(), n.end_position()))
+            .map(|n| (n.kind(), &text[n.byte_range()]))
             .collect()
     }
 
     #[test]
-    fn skipping_host_bodies_parses_cleanly_and_keeps_device_nodes() {
+    fn without_host_bodies_the_text_parses_cleanly_and_keeps_device_code() {
         let text = CUDA_WITH_HOST_CODE;
         let skip = host_function_bodies(text);
         let skipped: Vec<&str> = skip.iter().map(|r| text[r.clone()].trim_start()).collect();
         assert_eq!(skipped.len(), 3, "host_copy, launch_saxpy and main: {skipped:?}");
         assert!(skipped.iter().all(|s| !s.contains("__syncthreads")), "{skipped:?}");
-        let tree = parse_skipping(Grammar::Cuda, text, &skip).expect("parses");
-        let errors: Vec<_> = walk(&tree).into_iter().filter(|n| n.is_error() || n.is_missing()).map(|n| (n.kind(), n.byte_range())).collect();
-        assert!(errors.is_empty(), "{errors:?}
-{}", tree.root_node().to_sexp());
+        let mut cut = String::new();
+        let mut kept_from = 0;
         for body in &skip {
-            let node = tree.root_node().descendant_for_byte_range(body.start, body.end).expect("a node spans the body");
-            assert_eq!(node.kind(), "compound_statement");
-            assert_eq!(node.named_child_count(), 0, "the parser saw nothing inside");
+            cut.push_str(&text[kept_from..body.start]);
+            kept_from = body.end;
         }
+        cut.push_str(&text[kept_from..]);
+        let tree = parse(Grammar::Cuda, &cut).expect("parses");
+        let errors: Vec<_> = walk(&tree).into_iter().filter(|n| n.is_error() || n.is_missing()).map(|n| (n.kind(), n.byte_range())).collect();
+        assert!(errors.is_empty(), "{errors:?}\n{}", tree.root_node().to_sexp());
+        let empty_bodies = walk(&tree).into_iter().filter(|n| n.kind() == "compound_statement" && n.byte_range().len() == 2).count();
+        assert_eq!(empty_bodies, skip.len());
         let full = parse(Grammar::Cuda, text).expect("parses");
-        let kept = device_nodes(&tree, text);
+        let kept = device_nodes(&tree, &cut);
         assert!(kept.iter().filter(|n| n.0 == "function_definition").count() == 3, "{kept:?}");
         assert_eq!(kept, device_nodes(&full, text));
-    }
-
-    #[test]
-    fn ranges_that_tree_sitter_would_refuse_skip_nothing() {
-        let text = "void f() { g(); }
-void h() { i(); }
-";
-        let full = parse(Grammar::Cuda, text).unwrap().root_node().to_sexp();
-        for skip in [[20..26, 10..16], [10..16, 12..14], [10..16, 28..100]] {
-            assert_eq!(parse_skipping(Grammar::Cuda, text, &skip).unwrap().root_node().to_sexp(), full, "{skip:?}");
-        }
-        let skipped = parse_skipping(Grammar::Cuda, text, &[10..16, 28..34]).unwrap().root_node().to_sexp();
-        assert!(!skipped.contains("call_expression"), "{skipped}");
     }
 
     #[test]
