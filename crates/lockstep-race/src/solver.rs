@@ -12,6 +12,7 @@
 //! possible race, so the solver may over-approximate but never misses one.
 
 use crate::congruence;
+use smallvec::SmallVec;
 use crate::relax::{self, Relaxed};
 
 /// Bounds at or beyond this magnitude mean "unbounded".
@@ -22,6 +23,9 @@ pub type Var = usize;
 /// The terms of a [`Lin`]: most have one or two, kept inline (the analyses
 /// build and drop expressions by the million).
 pub type Terms = smallvec::SmallVec<[(Var, i128); 2]>;
+
+/// Each variable's bounds, inclusive.
+type Domains = Vec<(i128, i128)>;
 
 /// `sum(coef * var) + k`, terms sorted by variable, no zero coefficients.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -307,7 +311,7 @@ impl Problem {
             let mut answer = None;
             for counters_first in [false, true] {
                 let mut left = budget;
-                let r = part.dfs(part.dom.clone(), &relevant, &mut left, counters_first);
+                let r = part.dfs(part.dom.clone(), &relevant, &mut left, counters_first, None);
                 match r {
                     Search::None => return Outcome::Infeasible,
                     Search::Found(v, true) => {
@@ -471,18 +475,23 @@ impl Problem {
         r
     }
 
-    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64, counters_first: bool) -> Search {
+    /// `changed`: when `dom` was a fixed point of the propagation of this
+    /// problem less the constraints added last, the variables that changed
+    /// since and those of the added constraints.
+    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64, counters_first: bool, changed: Option<&[Var]>) -> Search {
         if *left == 0 {
             return Search::Exhausted(dom);
         }
         *left -= 1;
-        if !self.propagate(&mut dom) {
-            return Search::None;
-        }
+        let at_fixed_point = match self.propagate_after(&mut dom, changed) {
+            Propagated::Contradiction => return Search::None,
+            Propagated::FixedPoint => true,
+            Propagated::Unfinished => false,
+        };
         // Functions with a known operand become linear: search that problem.
-        if let Some((child, child_dom)) = self.linearized(&dom) {
+        if let Some((child, child_dom, new_vars)) = self.linearized(&dom) {
             let n = dom.len();
-            return child.dfs(child_dom, &child.relevant(), left, counters_first).truncated(n);
+            return child.dfs(child_dom, &child.relevant(), left, counters_first, at_fixed_point.then_some(&new_vars)).truncated(n);
         }
         // The rational relaxation refutes most subproblems outright, and its
         // integer point is often a witness already.
@@ -502,8 +511,8 @@ impl Problem {
             Relaxed::Open(None) => {}
         }
         let mut exhausted = None;
-        let mut explore = |child: &Problem, d: Vec<(i128, i128)>, left: &mut u64| -> Option<Search> {
-            match child.dfs(d, relevant, left, counters_first) {
+        let mut explore = |child: &Problem, d: Vec<(i128, i128)>, left: &mut u64, changed: Option<&[Var]>| -> Option<Search> {
+            match child.dfs(d, relevant, left, counters_first, changed) {
                 Search::None => None,
                 Search::Exhausted(d) => {
                     exhausted.get_or_insert(d);
@@ -543,7 +552,8 @@ impl Problem {
         match sides {
             Some((which, all, sides)) if sides.len() < all || counter.is_none() => {
                 for side in sides {
-                    if let Some(r) = explore(&self.with_side(which, side), dom.clone(), left) {
+                    let vars: SmallVec<[Var; 4]> = side.terms.iter().map(|t| t.0).collect();
+                    if let Some(r) = explore(&self.with_side(which, side), dom.clone(), left, at_fixed_point.then_some(&vars)) {
                         return r;
                     }
                 }
@@ -554,7 +564,7 @@ impl Problem {
                 for x in lo..=hi {
                     let mut d = dom.clone();
                     d[v] = (x, x);
-                    if let Some(r) = explore(self, d, left) {
+                    if let Some(r) = explore(self, d, left, at_fixed_point.then_some(std::slice::from_ref(&v))) {
                         return r;
                     }
                 }
@@ -569,13 +579,15 @@ impl Problem {
     /// The problem with every function that has exactly one known operand
     /// replaced by linear constraints, when it is `x * c`, `x << c`, `x / c`,
     /// `x >> c`, `x % c`, `x & (2^k - 1)` or `x ^ 2^k` over a non-negative `x`
-    /// (new variables for quotients and bits); None when none is. Exact: the
-    /// constraints hold for precisely the values the function produces.
-    fn linearized(&self, dom: &[(i128, i128)]) -> Option<(Problem, Vec<(i128, i128)>)> {
+    /// (new variables for quotients and bits), its domains and the variables
+    /// of its new constraints; None when none is. Exact: the constraints hold
+    /// for precisely the values the function produces.
+    fn linearized(&self, dom: &[(i128, i128)]) -> Option<(Problem, Domains, Vec<Var>)> {
         if !self.funcs.iter().any(|f| f.a.eval(dom).is_some() || f.b.eval(dom).is_some()) {
             return None;
         }
         let mut p = Problem { funcs: Vec::new(), ..self.clone() };
+        let (old_eqs, old_les) = (p.eqs.len(), p.les.len());
         p.dom = dom.to_vec();
         let mut changed = false;
         for f in &self.funcs {
@@ -638,7 +650,8 @@ impl Problem {
         }
         changed.then(|| {
             let d = p.dom.clone();
-            (p, d)
+            let new_vars = p.eqs[old_eqs..].iter().chain(&p.les[old_les..]).flat_map(|e| e.terms.iter().map(|t| t.0)).collect();
+            (p, d, new_vars)
         })
     }
 
@@ -704,128 +717,127 @@ impl Problem {
 
     /// Bounds propagation towards a fixed point; false on a contradiction.
     fn propagate(&self, dom: &mut [(i128, i128)]) -> bool {
+        self.propagate_after(dom, None) != Propagated::Contradiction
+    }
+
+    /// [`Problem::propagate`], told which variables changed since `dom` was
+    /// last a fixed point of this problem's propagation (`None`: unknown).
+    ///
+    /// Rounds visit the constraints in order, as plain rounds would, but skip
+    /// a constraint when none of its variables changed since it was last
+    /// visited: its propagator depends on those domains alone, so the visit
+    /// would change nothing. A constraint that changed a domain counts all its
+    /// variables as changed.
+    fn propagate_after(&self, dom: &mut [(i128, i128)], changed_vars: Option<&[Var]>) -> Propagated {
+        // Per variable: the step of its last change; per constraint: the step
+        // of its last visit. Steps start at 1, so 0 means "not since".
+        let mut changed_at: SmallVec<[u32; 64]> = SmallVec::from_elem(0, dom.len());
+        let mut step = 1u32;
+        let visit_all = changed_vars.is_none();
+        for &v in changed_vars.unwrap_or(&[]) {
+            changed_at[v] = step;
+        }
+        let n_constraints = self.eqs.len() + self.les.len() + self.nes.len() + self.funcs.len() + self.distinct.len();
+        let mut visited_at: SmallVec<[u32; 64]> = SmallVec::from_elem(0, n_constraints);
+        // Whether constraint `c` over `vars` needs a visit; marks it visited.
+        fn due(c: usize, mut vars: impl Iterator<Item = Var>, changed_at: &[u32], visited_at: &mut [u32], step: u32, all: bool) -> bool {
+            let due = all || vars.any(|v| changed_at[v] > visited_at[c]);
+            if due {
+                visited_at[c] = step;
+            }
+            due
+        }
+        fn mark(changed_at: &mut [u32], step: &mut u32, vars: impl Iterator<Item = Var>) {
+            *step += 1;
+            for v in vars {
+                changed_at[v] = *step;
+            }
+        }
+        fn terms(l: &Lin) -> impl Iterator<Item = Var> + '_ {
+            l.terms.iter().map(|t| t.0)
+        }
         // Few rounds: where bounds keep moving one step at a time (`x < y`
         // against `y <= x`) the relaxation decides at once what rounds would
         // only approach.
-        for _round in 0..4 {
+        for round in 0..4 {
+            let all = visit_all && round == 0;
             let mut changed = false;
+            let mut c = 0;
             for e in &self.eqs {
-                match tighten(e, dom, true) {
-                    None => return false,
-                    Some(c) => changed |= c,
+                c += 1;
+                if !due(c - 1, terms(e), &changed_at, &mut visited_at, step, all) {
+                    continue;
                 }
+                let mut here = match tighten(e, dom, true) {
+                    None => return Propagated::Contradiction,
+                    Some(c) => c,
+                };
                 match congruence(e, dom) {
-                    None => return false,
-                    Some(c) => changed |= c,
+                    None => return Propagated::Contradiction,
+                    Some(c) => here |= c,
+                }
+                if here {
+                    changed = true;
+                    mark(&mut changed_at, &mut step, terms(e));
                 }
             }
             for e in &self.les {
+                c += 1;
+                if !due(c - 1, terms(e), &changed_at, &mut visited_at, step, all) {
+                    continue;
+                }
                 match tighten(e, dom, false) {
-                    None => return false,
-                    Some(c) => changed |= c,
+                    None => return Propagated::Contradiction,
+                    Some(true) => {
+                        changed = true;
+                        mark(&mut changed_at, &mut step, terms(e));
+                    }
+                    Some(false) => {}
                 }
             }
             for e in &self.nes {
-                match e.eval(dom) {
-                    Some(0) => return false,
-                    Some(_) => {}
-                    None => {
-                        // One open variable left: cut the excluded value off a domain edge.
-                        if let Some((v, c, r)) = single_open(e, dom) {
-                            if r % c == 0 {
-                                let bad = -r / c;
-                                if dom[v].0 == bad {
-                                    dom[v].0 += 1;
-                                    changed = true;
-                                } else if dom[v].1 == bad {
-                                    dom[v].1 -= 1;
-                                    changed = true;
-                                }
-                                if dom[v].0 > dom[v].1 {
-                                    return false;
-                                }
-                            }
-                        }
+                c += 1;
+                if !due(c - 1, terms(e), &changed_at, &mut visited_at, step, all) {
+                    continue;
+                }
+                match propagate_ne(e, dom) {
+                    None => return Propagated::Contradiction,
+                    Some(true) => {
+                        changed = true;
+                        mark(&mut changed_at, &mut step, terms(e));
                     }
+                    Some(false) => {}
                 }
             }
             for f in &self.funcs {
-                if let (Some(a), Some(b)) = (f.a.eval(dom), f.b.eval(dom)) {
-                    match f.op.eval(a, b) {
-                        Some(y) => {
-                            let (lo, hi) = dom[f.out];
-                            if y < lo || y > hi {
-                                return false;
-                            }
-                            if lo != hi {
-                                dom[f.out] = (y, y);
-                                changed = true;
-                            }
-                        }
-                        // Undefined (division by zero, huge shift): that execution traps, no access.
-                        None => return false,
+                c += 1;
+                let vars = || terms(&f.a).chain(terms(&f.b)).chain(std::iter::once(f.out));
+                if !due(c - 1, vars(), &changed_at, &mut visited_at, step, all) {
+                    continue;
+                }
+                match propagate_func(f, dom) {
+                    None => return Propagated::Contradiction,
+                    Some(true) => {
+                        changed = true;
+                        mark(&mut changed_at, &mut step, vars());
                     }
-                } else if let (FnOp::Rem, Some(m), true) = (f.op, f.b.eval(dom), dom[f.out].0 == dom[f.out].1) {
-                    // y = a % m with y known: a lies in one residue class (a >= 0 here).
-                    if m > 0 && dom[f.out].0 >= 0 {
-                        match residue(&f.a, dom[f.out].0, m, dom) {
-                            None => return false,
-                            Some(c) => changed |= c,
-                        }
-                    }
-                } else if let (FnOp::MulPow(_) | FnOp::DivPow(_), Some(a), [(n, 1)], 0) = (f.op, f.a.eval(dom), f.b.terms.as_slice(), f.b.k) {
-                    // y = a * m^n and y = a / m^n are monotone in the step
-                    // count n: step counts whose y falls outside y's bounds
-                    // (or traps) come off both ends of n's domain.
-                    let (lo, hi) = dom[*n];
-                    if hi - lo <= 64 {
-                        let (ylo, yhi) = dom[f.out];
-                        let outside = |k: i128| f.op.eval(a, k).is_none_or(|y| y < ylo || y > yhi);
-                        let (mut nlo, mut nhi) = (lo, hi);
-                        while nlo <= nhi && outside(nlo) {
-                            nlo += 1;
-                        }
-                        while nhi >= nlo && outside(nhi) {
-                            nhi -= 1;
-                        }
-                        match narrow(dom, *n, nlo, nhi) {
-                            None => return false,
-                            Some(c) => changed |= c,
-                        }
-                    }
-                } else if f.op == FnOp::Xor {
-                    // y = a ^ b is invertible: a = y ^ b.
-                    let (o, _) = dom[f.out];
-                    if dom[f.out].0 == dom[f.out].1 {
-                        for (known, open) in [(&f.b, &f.a), (&f.a, &f.b)] {
-                            if let Some(kv) = known.eval(dom) {
-                                if let Some(c) = solve_single(open, o ^ kv, dom) {
-                                    match c {
-                                        Err(()) => return false,
-                                        Ok((v, x)) => {
-                                            if x < dom[v].0 || x > dom[v].1 {
-                                                return false;
-                                            }
-                                            dom[v] = (x, x);
-                                            changed = true;
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    Some(false) => {}
                 }
             }
             for group in &self.distinct {
+                c += 1;
+                if !due(c - 1, group.iter().flat_map(terms), &changed_at, &mut visited_at, step, all) {
+                    continue;
+                }
                 if group.iter().all(|l| l.eval(dom) == Some(0)) {
-                    return false;
+                    return Propagated::Contradiction;
                 }
             }
             if !changed {
-                return true;
+                return Propagated::FixedPoint;
             }
         }
-        true
+        Propagated::Unfinished
     }
 
     /// No small domain is left open: eliminate equalities over the unbounded
@@ -1035,6 +1047,116 @@ fn narrow(dom: &mut [(i128, i128)], v: Var, lo: i128, hi: i128) -> Option<bool> 
 /// In `e == 0`, a unit-coefficient variable is congruent modulo the gcd of
 /// the other open coefficients: `256*g + t - 256*g' - t' == 0` pins `t` to
 /// `t'` mod 256. Moves its bounds onto that residue class.
+/// What [`Problem::propagate_after`] arrived at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Propagated {
+    Contradiction,
+    /// A round changed nothing.
+    FixedPoint,
+    /// The rounds ran out while domains were still moving.
+    Unfinished,
+}
+
+/// Propagates `e != 0`: `None` on a contradiction, else whether a domain changed.
+fn propagate_ne(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
+    let mut changed = false;
+        match e.eval(dom) {
+            Some(0) => return None,
+            Some(_) => {}
+            None => {
+                // One open variable left: cut the excluded value off a domain edge.
+                if let Some((v, c, r)) = single_open(e, dom) {
+                    if r % c == 0 {
+                        let bad = -r / c;
+                        if dom[v].0 == bad {
+                            dom[v].0 += 1;
+                            changed = true;
+                        } else if dom[v].1 == bad {
+                            dom[v].1 -= 1;
+                            changed = true;
+                        }
+                        if dom[v].0 > dom[v].1 {
+                            return None;
+                        }
+                    }
+                }
+            }
+        }
+    Some(changed)
+}
+
+/// Propagates a function's constraint: `None` on a contradiction, else
+/// whether a domain changed.
+fn propagate_func(f: &Func, dom: &mut [(i128, i128)]) -> Option<bool> {
+    let mut changed = false;
+        if let (Some(a), Some(b)) = (f.a.eval(dom), f.b.eval(dom)) {
+            match f.op.eval(a, b) {
+                Some(y) => {
+                    let (lo, hi) = dom[f.out];
+                    if y < lo || y > hi {
+                        return None;
+                    }
+                    if lo != hi {
+                        dom[f.out] = (y, y);
+                        changed = true;
+                    }
+                }
+                // Undefined (division by zero, huge shift): that execution traps, no access.
+                None => return None,
+            }
+        } else if let (FnOp::Rem, Some(m), true) = (f.op, f.b.eval(dom), dom[f.out].0 == dom[f.out].1) {
+            // y = a % m with y known: a lies in one residue class (a >= 0 here).
+            if m > 0 && dom[f.out].0 >= 0 {
+                match residue(&f.a, dom[f.out].0, m, dom) {
+                    None => return None,
+                    Some(c) => changed |= c,
+                }
+            }
+        } else if let (FnOp::MulPow(_) | FnOp::DivPow(_), Some(a), [(n, 1)], 0) = (f.op, f.a.eval(dom), f.b.terms.as_slice(), f.b.k) {
+            // y = a * m^n and y = a / m^n are monotone in the step
+            // count n: step counts whose y falls outside y's bounds
+            // (or traps) come off both ends of n's domain.
+            let (lo, hi) = dom[*n];
+            if hi - lo <= 64 {
+                let (ylo, yhi) = dom[f.out];
+                let outside = |k: i128| f.op.eval(a, k).is_none_or(|y| y < ylo || y > yhi);
+                let (mut nlo, mut nhi) = (lo, hi);
+                while nlo <= nhi && outside(nlo) {
+                    nlo += 1;
+                }
+                while nhi >= nlo && outside(nhi) {
+                    nhi -= 1;
+                }
+                match narrow(dom, *n, nlo, nhi) {
+                    None => return None,
+                    Some(c) => changed |= c,
+                }
+            }
+        } else if f.op == FnOp::Xor {
+            // y = a ^ b is invertible: a = y ^ b.
+            let (o, _) = dom[f.out];
+            if dom[f.out].0 == dom[f.out].1 {
+                for (known, open) in [(&f.b, &f.a), (&f.a, &f.b)] {
+                    if let Some(kv) = known.eval(dom) {
+                        if let Some(c) = solve_single(open, o ^ kv, dom) {
+                            match c {
+                                Err(()) => return None,
+                                Ok((v, x)) => {
+                                    if x < dom[v].0 || x > dom[v].1 {
+                                        return None;
+                                    }
+                                    dom[v] = (x, x);
+                                    changed = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    Some(changed)
+}
+
 fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
     // Only a bounded unit-coefficient variable next to a non-unit one can move.
     let open = |t: &&(Var, i128)| dom[t.0].0 != dom[t.0].1;
