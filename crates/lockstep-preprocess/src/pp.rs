@@ -1,7 +1,7 @@
 //! The driver: the stack of open files, the main copy loop, directives,
 //! conditional groups and include resolution.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
@@ -160,7 +160,7 @@ impl<'a> Preprocessor<'a> {
             main,
             options,
             loader,
-            macros: HashMap::new(),
+            macros: HashMap::default(),
             files: Vec::new(),
             out: OutBuf::new(),
             diagnostics: Vec::new(),
@@ -171,8 +171,8 @@ impl<'a> Preprocessor<'a> {
             collecting_args: false,
             budget: Budget::new(Span::new(main, 0, 0)),
             counter: 0,
-            once: HashSet::new(),
-            guards: HashMap::new(),
+            once: HashSet::default(),
+            guards: HashMap::default(),
         };
         for (name, b) in [("__FILE__", Builtin::File), ("__LINE__", Builtin::Line), ("__COUNTER__", Builtin::Counter)] {
             pp.macros.insert(name.into(), Rc::new(Macro::builtin(name, b)));
