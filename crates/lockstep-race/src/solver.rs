@@ -49,6 +49,10 @@ impl Lin {
         self.terms.is_empty().then_some(self.k)
     }
     pub fn add(&self, o: &Lin) -> Lin {
+        self.combine(o, 1)
+    }
+    /// `self + sign * o`, merging the sorted terms.
+    fn combine(&self, o: &Lin, sign: i128) -> Lin {
         let mut terms = Terms::with_capacity(self.terms.len() + o.terms.len());
         let (mut i, mut j) = (0, 0);
         while i < self.terms.len() || j < o.terms.len() {
@@ -56,7 +60,7 @@ impl Lin {
             let b = o.terms.get(j);
             match (a, b) {
                 (Some(&(va, ca)), Some(&(vb, cb))) if va == vb => {
-                    let c = clamp(ca + cb);
+                    let c = clamp(ca + sign * cb);
                     if c != 0 {
                         terms.push((va, c));
                     }
@@ -72,13 +76,13 @@ impl Lin {
                     i += 1;
                 }
                 (_, Some(&(vb, cb))) => {
-                    terms.push((vb, cb));
+                    terms.push((vb, clamp(sign * cb)));
                     j += 1;
                 }
                 (None, None) => unreachable!("loop condition"),
             }
         }
-        Lin { terms, k: clamp(self.k + o.k) }
+        Lin { terms, k: clamp(self.k + sign * o.k) }
     }
     pub fn scale(&self, c: i128) -> Lin {
         if c == 0 {
@@ -87,7 +91,7 @@ impl Lin {
         Lin { terms: self.terms.iter().map(|&(v, x)| (v, clamp(x.saturating_mul(c)))).collect(), k: clamp(self.k.saturating_mul(c)) }
     }
     pub fn sub(&self, o: &Lin) -> Lin {
-        self.add(&o.scale(-1))
+        self.combine(o, -1)
     }
     pub fn plus(&self, k: i128) -> Lin {
         Lin { terms: self.terms.clone(), k: clamp(self.k + k) }
@@ -1044,9 +1048,6 @@ fn narrow(dom: &mut [(i128, i128)], v: Var, lo: i128, hi: i128) -> Option<bool> 
     Some(changed)
 }
 
-/// In `e == 0`, a unit-coefficient variable is congruent modulo the gcd of
-/// the other open coefficients: `256*g + t - 256*g' - t' == 0` pins `t` to
-/// `t'` mod 256. Moves its bounds onto that residue class.
 /// What [`Problem::propagate_after`] arrived at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Propagated {
@@ -1157,6 +1158,9 @@ fn propagate_func(f: &Func, dom: &mut [(i128, i128)]) -> Option<bool> {
     Some(changed)
 }
 
+/// In `e == 0`, a unit-coefficient variable is congruent modulo the gcd of
+/// the other open coefficients: `256*g + t - 256*g' - t' == 0` pins `t` to
+/// `t'` mod 256. Moves its bounds onto that residue class.
 fn congruence(e: &Lin, dom: &mut [(i128, i128)]) -> Option<bool> {
     // Only a bounded unit-coefficient variable next to a non-unit one can move.
     let open = |t: &&(Var, i128)| dom[t.0].0 != dom[t.0].1;
