@@ -201,8 +201,8 @@ fn compile_inner(
 /// Parses, and when a broken top-level definition swallowed the definitions
 /// after it (a missing `)` or `}`), blanks the broken part — keeping every
 /// byte offset — and parses again, so later kernels are still checked.
-/// Host bodies are cut before each parse ([`without_host_bodies`]): a broken
-/// kernel can hide the bodies after it from the scanner. Returns the text
+/// The text is compacted before each parse ([`compacted`]): a broken kernel
+/// can hide the host bodies after it from the scanner. Returns the text
 /// finally parsed, its map, its tree, and the blanked regions.
 fn parse_isolating_errors(
     lang: Lang,
@@ -210,7 +210,7 @@ fn parse_isolating_errors(
     map: lockstep_preprocess::SourceMap,
 ) -> (String, lockstep_preprocess::SourceMap, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
     let mut skipped = Vec::new();
-    let (mut text, mut map) = without_host_bodies(lang, text, map);
+    let (mut text, mut map) = compacted(lang, text, map);
     for _ in 0..16 {
         let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
@@ -234,25 +234,29 @@ fn parse_isolating_errors(
         let blank: String = text[lo..hi].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
         text.replace_range(lo..hi, &blank);
         skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
-        (text, map) = without_host_bodies(lang, text, map);
+        (text, map) = compacted(lang, text, map);
     }
     let tree = lockstep_syntax::parse(lang.grammar(), &text);
     (text, map, tree, skipped)
 }
 
-/// In dialects with host code (CUDA), the preprocessed text without the
-/// bodies of host-only functions, and its map: only kernels and the device
-/// code they call are lowered, and host code is much of a CUDA file. So
-/// syntax errors inside host bodies go unreported (lockstep is not a
-/// compiler; nor does `--fix` refuse such a file, its edits being in device
-/// code), and host C++ the grammar does not know no longer yields spurious
-/// parse errors. Host functions that kept code names are kept; a call the
-/// scanner could not see lowers to an empty body.
-fn without_host_bodies(lang: Lang, text: String, map: lockstep_preprocess::SourceMap) -> (String, lockstep_preprocess::SourceMap) {
-    if !lang.dialect().host_code {
-        return (text, map);
-    }
-    match map.remove(&text, &lockstep_syntax::host_function_bodies(&text)) {
+/// The preprocessed text without what the parser does not need, and its map:
+/// redundant whitespace (see [`lockstep_syntax::redundant_whitespace`]), and
+/// in dialects with host code (CUDA) the bodies of host-only functions. Only
+/// kernels and the device code they call are lowered, and host code is much
+/// of a CUDA file. So syntax errors inside host bodies go unreported
+/// (lockstep is not a compiler; nor does `--fix` refuse such a file, its
+/// edits being in device code), and host C++ the grammar does not know no
+/// longer yields spurious parse errors. Host functions that kept code names
+/// are kept; a call the scanner could not see lowers to an empty body.
+fn compacted(lang: Lang, text: String, map: lockstep_preprocess::SourceMap) -> (String, lockstep_preprocess::SourceMap) {
+    let blanks = lockstep_syntax::redundant_whitespace(&text);
+    let cuts = if lang.dialect().host_code {
+        lockstep_syntax::union_of_ranges(&blanks, &lockstep_syntax::host_function_bodies(&text))
+    } else {
+        blanks
+    };
+    match map.remove(&text, &cuts) {
         Some(cut) => cut,
         None => (text, map),
     }

@@ -1,8 +1,10 @@
 //! Parsing of preprocessed kernel source with tree-sitter.
 
 mod host;
+mod whitespace;
 
 pub use host::host_function_bodies;
+pub use whitespace::{redundant_whitespace, union_of_ranges};
 use std::sync::OnceLock;
 pub use tree_sitter::{Node, Tree, TreeCursor};
 
