@@ -11,6 +11,7 @@
 use lockstep_analysis::Cfg;
 use lockstep_ir::{BlockId, CmpOp, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
 use rustc_hash::FxHashSet as HashSet;
+use smallvec::SmallVec;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AccessKind {
@@ -168,38 +169,59 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             }
         }
     }
-    // Loops whose first test always passes (`for (s = 64; s > 0; ...)`), by header.
-    let always_entered: Vec<Option<usize>> = f
+    // The loop each block heads, and whether its first test always passes
+    // (`for (s = 64; s > 0; ...)`).
+    let headed: Vec<Option<usize>> = f.block_ids().map(|b| headed_loop(cfg, b)).collect();
+    let always_entered: Vec<Option<usize>> = headed
+        .iter()
+        .map(|&l| l.filter(|&l| CountedLoop::of(f, cfg, l).is_some_and(|c| c.stays_at(c.start) == Some(true))))
+        .collect();
+    // Offsets inline while a kernel has few loops: the walk copies them per edge.
+    type Off = SmallVec<[u8; 8]>;
+    // Per block, the positions of the interval ends and accesses in it.
+    #[derive(Clone, Copy)]
+    enum Event {
+        End,
+        Access(usize),
+    }
+    let events: Vec<Vec<(usize, Event)>> = f
         .block_ids()
-        .map(|b| headed_loop(cfg, b).filter(|&l| CountedLoop::of(f, cfg, l).is_some_and(|c| c.stays_at(c.start) == Some(true))))
+        .map(|b| {
+            let insts = f.block(b).insts.iter().enumerate();
+            insts.filter_map(|(i, &v)| if ends(v) { Some((i, Event::End)) } else { by_inst[v.index()].map(|ai| (i, Event::Access(ai))) }).collect()
+        })
         .collect();
     let mut out = Vec::new();
     for (start, block, from) in starts {
         if f.blocks.is_empty() {
             break;
         }
-        let mut init = vec![NOT_IN; cfg.loops.len()];
+        let mut init: Off = SmallVec::from_elem(NOT_IN, cfg.loops.len());
         if start != Start::Entry {
             for &l in &cfg.loops_of[block.index()] {
                 init[l] = 0;
             }
         }
         let mut members: Vec<(usize, Offsets)> = Vec::new();
-        let mut recorded: HashSet<(usize, Offsets)> = HashSet::default();
+        let mut recorded: HashSet<(usize, Off)> = HashSet::with_capacity_and_hasher(accesses.len(), Default::default());
         // `entering`: this visit of a loop header is that loop's first test.
-        let mut seen: HashSet<(BlockId, Offsets, bool)> = HashSet::default();
-        let mut work: Vec<(BlockId, usize, Offsets, bool)> = vec![(block, from, init, false)];
+        let mut seen: HashSet<(BlockId, Off, bool)> = HashSet::with_capacity_and_hasher(2 * f.blocks.len(), Default::default());
+        let mut work: Vec<(BlockId, usize, Off, bool)> = vec![(block, from, init, false)];
         while let Some((b, from, off, entering)) = work.pop() {
-            let insts = &f.block(b).insts;
             let mut stopped = false;
-            for &v in insts.iter().skip(from) {
-                if ends(v) {
-                    stopped = true;
-                    break;
+            for &(pos, event) in &events[b.index()] {
+                if pos < from {
+                    continue;
                 }
-                if let Some(ai) = by_inst[v.index()] {
-                    if recorded.insert((ai, off.clone())) {
-                        members.push((ai, off.clone()));
+                match event {
+                    Event::End => {
+                        stopped = true;
+                        break;
+                    }
+                    Event::Access(ai) => {
+                        if recorded.insert((ai, off.clone())) {
+                            members.push((ai, off.to_vec()));
+                        }
                     }
                 }
             }
@@ -209,26 +231,29 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             for &s in &cfg.succs[b.index()] {
                 // A loop whose first test always passes is never skipped.
                 if let (true, Some(l)) = (entering, always_entered[b.index()]) {
-                    if cfg.loops[l].blocks.binary_search(&s).is_err() {
+                    if !cfg.loops_of[s.index()].contains(&l) {
                         continue;
                     }
                 }
                 let mut next = off.clone();
-                for (k, l) in cfg.loops.iter().enumerate() {
-                    let (from_in, to_in) = (l.blocks.binary_search(&b).is_ok(), l.blocks.binary_search(&s).is_ok());
-                    if s == l.header {
-                        next[k] = match (from_in, next[k]) {
-                            (true, NOT_IN) => MANY,
-                            (true, o) => (o + 1).min(MANY),
-                            (false, _) => 0,
-                        };
-                    } else if from_in && !to_in {
-                        // Leaving the loop: only loops around the path stay counted, so
-                        // the states per block stay few however many loops come in a row.
-                        next[k] = NOT_IN;
+                // Leaving a loop: only loops around the path stay counted, so
+                // the states per block stay few however many loops come in a row.
+                for &l in &cfg.loops_of[b.index()] {
+                    if !cfg.loops_of[s.index()].contains(&l) {
+                        next[l] = NOT_IN;
                     }
                 }
-                let entering_s = headed_loop(cfg, s).is_some_and(|l| cfg.loops[l].blocks.binary_search(&b).is_err());
+                let entering_s = match headed[s.index()] {
+                    Some(l) if cfg.loops_of[b.index()].contains(&l) => {
+                        next[l] = if next[l] == NOT_IN { MANY } else { (next[l] + 1).min(MANY) };
+                        false
+                    }
+                    Some(l) => {
+                        next[l] = 0;
+                        true
+                    }
+                    None => false,
+                };
                 if seen.insert((s, next.clone(), entering_s)) {
                     work.push((s, 0, next, entering_s));
                 }
