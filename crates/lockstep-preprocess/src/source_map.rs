@@ -27,9 +27,17 @@ struct Segment {
 pub struct SourceMap {
     main: FileId,
     segments: Vec<Segment>,
+    /// Each segment's `out_lo`, apart: lookups binary-search this dense array
+    /// (a compacted file has a segment per line).
+    starts: Vec<u32>,
 }
 
 impl SourceMap {
+    fn new(main: FileId, segments: Vec<Segment>) -> SourceMap {
+        let starts = segments.iter().map(|s| s.out_lo).collect();
+        SourceMap { main, segments, starts }
+    }
+
     /// Maps a byte range of `Output.text` to the original source span.
     /// When the ends come from different files, the span of `lo` is returned.
     pub fn span(&self, lo: u32, hi: u32) -> Span {
@@ -108,12 +116,12 @@ impl SourceMap {
             }
             out.push_str(&text[lo as usize..hi as usize]);
         }
-        Some((out, SourceMap { main: self.main, segments }))
+        Some((out, SourceMap::new(self.main, segments)))
     }
 
     /// The last segment starting before `end`.
     fn segment_before(&self, end: u32) -> Option<&Segment> {
-        let i = self.segments.partition_point(|s| s.out_lo < end);
+        let i = self.starts.partition_point(|&s| s < end);
         i.checked_sub(1).map(|i| &self.segments[i])
     }
 }
@@ -174,7 +182,7 @@ impl OutBuf {
     }
 
     pub(crate) fn finish(self, main: FileId) -> (String, SourceMap) {
-        (self.text, SourceMap { main, segments: self.segments })
+        (self.text, SourceMap::new(main, self.segments))
     }
 }
 
