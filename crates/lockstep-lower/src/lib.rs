@@ -92,9 +92,9 @@ pub struct Compiled {
     pub has_errors: bool,
 }
 
-impl SpanMap for lockstep_preprocess::SourceMap {
+impl SpanMap for lockstep_preprocess::MapCursor<'_> {
     fn span(&self, lo: u32, hi: u32) -> Span {
-        lockstep_preprocess::SourceMap::span(self, lo, hi)
+        lockstep_preprocess::MapCursor::span(self, lo, hi)
     }
 }
 
@@ -173,9 +173,13 @@ fn compile_inner(
     let lowered = std::thread::scope(|s| {
         std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn_scoped(s, || match sink {
-                Some(sink) => lower_tree_streaming(&text, &tree, lang, &map, options, db, sink),
-                None => lower_tree(&text, &tree, lang, &map, options),
+            .spawn_scoped(s, || {
+                // The walk asks for spans in text order, near each other.
+                let spans = map.cursor();
+                match sink {
+                    Some(sink) => lower_tree_streaming(&text, &tree, lang, &spans, options, db, sink),
+                    None => lower_tree(&text, &tree, lang, &spans, options),
+                }
             })
             .expect("spawning the lowering thread")
             .join()

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use lockstep_diag::Diagnostic;
 use lockstep_source::{FileId, SourceDb};
 
-pub use source_map::SourceMap;
+pub use source_map::{MapCursor, SourceMap};
 
 #[derive(Clone, Debug, Default)]
 pub struct Options {

@@ -1,6 +1,7 @@
 //! The map from offsets in the preprocessed text back to original spans, and
 //! the output buffer that builds text and map together.
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use lockstep_source::{ExpnId, FileId, Span};
@@ -41,11 +42,22 @@ impl SourceMap {
     /// Maps a byte range of `Output.text` to the original source span.
     /// When the ends come from different files, the span of `lo` is returned.
     pub fn span(&self, lo: u32, hi: u32) -> Span {
-        let start = self.offset(lo);
+        self.span_near(lo, hi, &Cell::new(0))
+    }
+
+    /// A reader of the map for lookups that mostly move forward a little (a
+    /// front end walking its tree): each lookup starts from where the last
+    /// one ended.
+    pub fn cursor(&self) -> MapCursor<'_> {
+        MapCursor { map: self, at: Cell::new(0) }
+    }
+
+    fn span_near(&self, lo: u32, hi: u32, at: &Cell<usize>) -> Span {
+        let start = self.offset_near(lo, at);
         if hi <= lo {
             return Span { hi: start.lo, ..start };
         }
-        let end = match self.segment_before(hi) {
+        let end = match self.segment_before(hi, at) {
             Some(seg) => match seg.origin {
                 Origin::Copy { file, lo: src, expansion } => {
                     let at = src + (hi.min(seg.out_hi) - seg.out_lo);
@@ -61,7 +73,11 @@ impl SourceMap {
     /// Maps one output offset: a zero-width span for copied text, the whole
     /// token's origin for macro-generated text.
     pub fn offset(&self, at: u32) -> Span {
-        let Some(seg) = self.segment_before(at.saturating_add(1)) else {
+        self.offset_near(at, &Cell::new(0))
+    }
+
+    fn offset_near(&self, at: u32, near: &Cell<usize>) -> Span {
+        let Some(seg) = self.segment_before(at.saturating_add(1), near) else {
             return Span::new(self.main, 0, 0);
         };
         match seg.origin {
@@ -119,10 +135,33 @@ impl SourceMap {
         Some((out, SourceMap::new(self.main, segments)))
     }
 
-    /// The last segment starting before `end`.
-    fn segment_before(&self, end: u32) -> Option<&Segment> {
-        let i = self.starts.partition_point(|&s| s < end);
-        i.checked_sub(1).map(|i| &self.segments[i])
+    /// The last segment starting before `end`; `near` is a guess of its
+    /// index, tried first with the next one, and then set to the answer.
+    fn segment_before(&self, end: u32, near: &Cell<usize>) -> Option<&Segment> {
+        let before = |i: usize| self.starts[i] < end && self.starts.get(i + 1).is_none_or(|&next| next >= end);
+        let guess = near.get();
+        let i = if guess < self.starts.len() && before(guess) {
+            guess
+        } else if guess + 1 < self.starts.len() && before(guess + 1) {
+            guess + 1
+        } else {
+            self.starts.partition_point(|&s| s < end).checked_sub(1)?
+        };
+        near.set(i);
+        Some(&self.segments[i])
+    }
+}
+
+/// See [`SourceMap::cursor`].
+pub struct MapCursor<'m> {
+    map: &'m SourceMap,
+    at: Cell<usize>,
+}
+
+impl MapCursor<'_> {
+    /// [`SourceMap::span`].
+    pub fn span(&self, lo: u32, hi: u32) -> Span {
+        self.map.span_near(lo, hi, &self.at)
     }
 }
 
@@ -240,6 +279,26 @@ mod tests {
         let bad: [&[Range<usize>]; 4] = [&[], &[4..6, 2..3], &[2..5, 4..6], &[2..3, 5..100]];
         for cuts in bad {
             assert!(map.remove(&text, cuts).is_none(), "{cuts:?}");
+        }
+    }
+
+    #[test]
+    fn a_cursor_agrees_with_the_map_in_any_order() {
+        let f = FileId(0);
+        let mut out = OutBuf::new();
+        out.copy(f, 0, "ab", None);
+        out.filler(" ");
+        out.copy(f, 10, "cd", None);
+        out.fixed(Span { expansion: Some(ExpnId(2)), ..Span::new(f, 20, 24) }, "xy");
+        out.copy(f, 30, "ef", None);
+        let (text, map) = out.finish(f);
+        let n = text.len() as u32;
+        let cursor = map.cursor();
+        let ranges = (0..=n).flat_map(|lo| (lo..=n).map(move |hi| (lo, hi)));
+        // Forward, backward, and jumping about.
+        let order: Vec<(u32, u32)> = ranges.clone().chain(ranges.clone().rev()).chain(ranges.step_by(7)).collect();
+        for (lo, hi) in order {
+            assert_eq!(cursor.span(lo, hi), map.span(lo, hi), "{lo}..{hi}");
         }
     }
 }
