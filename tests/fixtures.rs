@@ -21,11 +21,11 @@ struct Expectations {
 }
 
 /// The rule list after a marker, up to the next `//` (markers can share a line).
-fn rules_after<'a>(line: &'a str, marker: &str) -> Option<Vec<String>> {
+fn rules_after(line: &str, marker: &str) -> Option<Vec<String>> {
     let at = line.find(marker)?;
     let rest = &line[at + marker.len()..];
     let rest = rest.split("//").next().unwrap_or("");
-    Some(rest.split(',').map(|r| r.trim().split_whitespace().next().unwrap_or("").to_string()).filter(|r| !r.is_empty()).collect())
+    Some(rest.split(',').map(|r| r.split_whitespace().next().unwrap_or("").to_string()).filter(|r| !r.is_empty()).collect())
 }
 
 fn parse(text: &str) -> Expectations {
@@ -93,7 +93,7 @@ fn check_fixture(path: &Path) -> Result<(), String> {
         problems.push(format!("{}:{line}: missing a label of `{rule}`", path.display()));
     }
     for (rule, line) in &exp.ok {
-        if got.iter().any(|(r, l)| l == line && rule.as_ref().map_or(true, |x| x == r)) {
+        if got.iter().any(|(r, l)| l == line && rule.as_ref().is_none_or(|x| x == r)) {
             problems.push(format!("{}:{line}: marked ok but reported", path.display()));
         }
     }

@@ -165,7 +165,9 @@ fn generate(rng: &mut Rng) -> Kernel {
 
 /// Racing (line, thread, line, thread) combinations: the first line is the
 /// access that can come second.
-fn enumerate(k: &Kernel, first_line: u32) -> BTreeSet<(u32, i64, u32, i64)> {
+type Races = BTreeSet<(u32, i64, u32, i64)>;
+
+fn enumerate(k: &Kernel, first_line: u32) -> Races {
     // Barrier intervals of the straight-line body; a loop joins the last
     // interval of one iteration with the first of the next (or, without a
     // barrier, makes everything one interval).
@@ -230,7 +232,7 @@ fn first_thread_ids(message: &str) -> Option<(i64, i64)> {
     Some((ids.next()??, ids.next()??))
 }
 
-fn check_kernel(dir: &std::path::Path, n: usize, k: &Kernel) -> (Vec<Reported>, BTreeSet<(u32, i64, u32, i64)>, String) {
+fn check_kernel(dir: &std::path::Path, n: usize, k: &Kernel) -> (Vec<Reported>, Races, String) {
     let (text, first_line) = render(k);
     let path: PathBuf = dir.join(format!("k{n}.cu"));
     std::fs::write(&path, &text).unwrap();

@@ -295,7 +295,9 @@ fn uniformity_is_never_wrong_about_uniform_values() {
             if level > Level::Thread {
                 uniform_claims += 1;
             }
-            let mut first: HashMap<((u32, u32), Vec<u32>), (u32, u32, u32)> = HashMap::new();
+            // Per (scope, loop iterations): the first value seen, and the thread (group, id) that saw it.
+            type Instance = ((u32, u32), Vec<u32>);
+            let mut first: HashMap<Instance, (u32, u32, u32)> = HashMap::new();
             for t in &runs {
                 for ((k, iters), &v) in &t.seen {
                     if *k != probe {

@@ -160,7 +160,7 @@ fn camel(snake: &str) -> String {
 
 /// The flat index of this thread in the grid, in one of its common spellings.
 fn global_index(rng: &mut Lcg) -> &'static str {
-    *rng.pick(&[
+    rng.pick::<&str>(&[
         "blockIdx.x * blockDim.x + threadIdx.x",
         "threadIdx.x + blockIdx.x * blockDim.x",
         "blockDim.x * blockIdx.x + threadIdx.x",

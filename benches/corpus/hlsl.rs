@@ -120,7 +120,7 @@ fn barrier(rng: &mut Lcg) -> &'static str {
 }
 
 fn unroll(rng: &mut Lcg) -> &'static str {
-    *rng.pick(&["[unroll]\n    ", "[loop]\n    ", ""])
+    rng.pick::<&str>(&["[unroll]\n    ", "[loop]\n    ", ""])
 }
 
 /// The cbuffer every 1-D pass reads its element count from.

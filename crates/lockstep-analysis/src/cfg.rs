@@ -153,11 +153,11 @@ impl Cfg {
             rs[to].push(from);
             rp[from].push(to);
         };
-        for b in 0..n {
-            if s_us[b].is_empty() {
+        for (b, succs) in s_us.iter().enumerate() {
+            if succs.is_empty() {
                 add(b, n, &mut rsuccs, &mut rpreds);
             }
-            for &s in &s_us[b] {
+            for &s in succs {
                 add(b, s, &mut rsuccs, &mut rpreds);
             }
         }
@@ -203,12 +203,12 @@ impl Cfg {
         // Control dependence (Ferrante et al.): for each edge a→b where b does
         // not post-dominate a, every node from b up to (excluding) ipdom(a) depends on a.
         let mut control_deps: Vec<Vec<BlockId>> = vec![Vec::new(); n];
-        for a in 0..n {
-            if s_us[a].len() < 2 {
+        for (a, succs) in s_us.iter().enumerate() {
+            if succs.len() < 2 {
                 continue;
             }
             let stop = pdom.idom(a);
-            for &b in &s_us[a] {
+            for &b in succs {
                 let mut x = b;
                 let mut guard = 0;
                 while Some(x) != stop && x != n && guard <= n {
@@ -226,8 +226,8 @@ impl Cfg {
 
         // Natural loops from back edges (latch → header with header dominating latch).
         let mut loops: Vec<Loop> = Vec::new();
-        for latch in 0..n {
-            for &h in &s_us[latch] {
+        for (latch, succs) in s_us.iter().enumerate() {
+            for &h in succs {
                 if !dom.dominates(h, latch) {
                     continue;
                 }

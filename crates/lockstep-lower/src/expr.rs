@@ -60,7 +60,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return v;
         }
         if to == Type::Bool {
-            return self.to_bool(v, span);
+            return self.emit_bool(v, span);
         }
         // Fold literal conversions so constants stay constants for the analyses.
         if let Some(c) = self.f.as_const(v).cloned() {
@@ -741,7 +741,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .vals
                     .iter()
                     .map(|&v| {
-                        let b = self.to_bool(v, span);
+                        let b = self.emit_bool(v, span);
                         self.emit(Op::Unary(UnOp::LNot, b), Type::Bool, span)
                     })
                     .collect();
@@ -834,7 +834,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.emit(Op::Cmp(c, x, y), Type::Bool, span)
             } else if let Some(bo) = bop {
                 if matches!(bo, BinOp::LAnd | BinOp::LOr) {
-                    let (x, y) = (self.to_bool(x, span), self.to_bool(y, span));
+                    let (x, y) = (self.emit_bool(x, span), self.emit_bool(y, span));
                     result_t = Type::Bool;
                     self.emit(Op::Binary(bo, x, y), Type::Bool, span)
                 } else if matches!(bo, BinOp::Shl | BinOp::Shr) {
@@ -903,7 +903,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let var = self.ssa.new_var(Type::Bool, "");
         let a = self.expr(l);
         let av = match a.vals.first() {
-            Some(&v) => self.to_bool(v, span),
+            Some(&v) => self.emit_bool(v, span),
             None => self.konst(Type::Bool, Const::Bool(false), span),
         };
         self.ssa.write(var, self.cur, av);
@@ -920,7 +920,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.cur = rhs_b;
         let b = self.expr(r);
         let bv = match b.vals.first() {
-            Some(&v) => self.to_bool(v, span),
+            Some(&v) => self.emit_bool(v, span),
             None => self.konst(Type::Bool, Const::Bool(false), span),
         };
         self.ssa.write(var, self.cur, bv);
@@ -943,7 +943,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let x = self.expr(a);
         let y = self.expr(b);
         let (Some(&cv), false, false) = (cond.vals.first(), x.vals.is_empty(), y.vals.is_empty()) else { return x };
-        let cb = self.to_bool(cv, span);
+        let cb = self.emit_bool(cv, span);
         if let (SrcType::Pointer(..), Some(&px), Some(&py)) = (&x.ty, x.vals.first(), y.vals.first()) {
             let sp = pointer_space(&x.ty);
             let v = self.emit(Op::Select(cb, px, py), Type::Ptr(sp), span);
@@ -990,7 +990,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let pred = match (b.reduce, args.first()) {
                 (Some(_), Some(&a)) => {
                     let rv = self.expr(a);
-                    rv.vals.first().map(|&v| self.to_bool(v, span))
+                    rv.vals.first().map(|&v| self.emit_bool(v, span))
                 }
                 _ => {
                     for &a in args {
@@ -1175,7 +1175,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let reduce_bool = |l: &mut Self, rv: RV, all: bool| {
             let mut acc: Option<Value> = None;
             for v in rv.vals {
-                let b = l.to_bool(v, span);
+                let b = l.emit_bool(v, span);
                 acc = Some(match acc {
                     None => b,
                     Some(a) => l.emit(Op::Binary(if all { BinOp::LAnd } else { BinOp::LOr }, a, b), Type::Bool, span),
@@ -1404,7 +1404,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let t = elem.scalar(&self.cx.structs);
                 let flat: Vec<Value> = rvs.iter().skip(1).flat_map(|r| r.vals.iter().copied()).collect();
                 let vals = (0..cells)
-                    .map(|_| self.emit(Op::Call(lockstep_ir::Callee::Opaque(format!("{m}")), flat.clone()), t, span))
+                    .map(|_| self.emit(Op::Call(lockstep_ir::Callee::Opaque(m.to_string()), flat.clone()), t, span))
                     .collect();
                 RV { vals, ty: elem.clone() }
             }

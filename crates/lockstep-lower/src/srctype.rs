@@ -41,8 +41,8 @@ impl SrcType {
         match self {
             SrcType::Scalar(t) => out.push(*t),
             SrcType::Pointer(_, s) => out.push(Type::Ptr(*s)),
-            SrcType::Vector(t, n) => out.extend(std::iter::repeat(*t).take(*n as usize)),
-            SrcType::Matrix(t, r, c) => out.extend(std::iter::repeat(*t).take((*r * *c) as usize)),
+            SrcType::Vector(t, n) => out.extend(std::iter::repeat_n(*t, *n as usize)),
+            SrcType::Matrix(t, r, c) => out.extend(std::iter::repeat_n(*t, (*r * *c) as usize)),
             SrcType::Array(e, n) => {
                 let mut one = Vec::new();
                 e.scalar_types(structs, &mut one);
@@ -86,10 +86,7 @@ impl SrcType {
 
     /// Whether this value lives in SSA registers (as opposed to memory).
     pub fn is_register(&self) -> bool {
-        match self {
-            SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_) => true,
-            _ => false,
-        }
+        matches!(self, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_))
     }
 
     /// Array dimensions and the element below them (`float a[4][8]` → [4, 8], float).

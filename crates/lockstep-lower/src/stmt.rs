@@ -797,7 +797,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// Converts a value to bool for branching.
-    pub fn to_bool(&mut self, v: Value, span: Span) -> Value {
+    pub fn emit_bool(&mut self, v: Value, span: Span) -> Value {
         let t = self.f.inst(v).ty;
         if t == Type::Bool {
             return v;
@@ -810,7 +810,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let span = self.span(n);
         let rv = self.expr(n);
         match rv.vals.first() {
-            Some(&v) => self.to_bool(v, span),
+            Some(&v) => self.emit_bool(v, span),
             None => self.konst(Type::Bool, Const::Bool(true), span),
         }
     }
