@@ -12,8 +12,8 @@
 //! possible race, so the solver may over-approximate but never misses one.
 
 use crate::congruence;
-use smallvec::SmallVec;
 use crate::relax::{self, Relaxed};
+use smallvec::SmallVec;
 
 /// Bounds at or beyond this magnitude mean "unbounded".
 pub const INF: i128 = 1 << 100;
