@@ -205,16 +205,25 @@ fn compile_inner(
 /// Parses, and when a broken top-level definition swallowed the definitions
 /// after it (a missing `)` or `}`), blanks the broken part — keeping every
 /// byte offset — and parses again, so later kernels are still checked.
-/// The text is compacted before each parse ([`compacted`]): a broken kernel
-/// can hide the host bodies after it from the scanner. Returns the text
-/// finally parsed, its map, its tree, and the blanked regions.
+/// Returns the text finally parsed, its map, its tree, and the blanked regions.
+///
+/// A file that parses cleanly is parsed once, without its redundant
+/// whitespace. A broken one keeps its blanks while its errors are isolated:
+/// tree-sitter's error recovery weighs the bytes and lines it would skip, so
+/// where it places an error depends on them. Host bodies are cut before each
+/// parse: a broken kernel can hide the bodies after it from the scanner.
 fn parse_isolating_errors(
     lang: Lang,
     text: String,
     map: lockstep_preprocess::SourceMap,
 ) -> (String, lockstep_preprocess::SourceMap, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
+    if let Some((compact, compact_map)) = map.remove(&text, &parser_cuts(lang, &text, Blanks::Cut)) {
+        if let Some(tree) = lockstep_syntax::parse(lang.grammar(), &compact).filter(|t| !t.root_node().has_error()) {
+            return (compact, compact_map, Some(tree), Vec::new());
+        }
+    }
     let mut skipped = Vec::new();
-    let (mut text, mut map) = compacted(lang, text, map);
+    let (mut text, mut map) = without_host_bodies(lang, text, map);
     for _ in 0..16 {
         let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
@@ -238,14 +247,21 @@ fn parse_isolating_errors(
         let blank: String = text[lo..hi].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
         text.replace_range(lo..hi, &blank);
         skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
-        (text, map) = compacted(lang, text, map);
+        (text, map) = without_host_bodies(lang, text, map);
     }
     let tree = lockstep_syntax::parse(lang.grammar(), &text);
     (text, map, tree, skipped)
 }
 
-/// The preprocessed text without what the parser does not need, and its map:
-/// redundant whitespace (see [`lockstep_syntax::redundant_whitespace`]), and
+/// Whether [`parser_cuts`] includes redundant whitespace.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Blanks {
+    Cut,
+    Keep,
+}
+
+/// What the parser does not need of the preprocessed text: redundant
+/// whitespace (see [`lockstep_syntax::redundant_whitespace`]) if asked, and
 /// in dialects with host code (CUDA) the bodies of host-only functions. Only
 /// kernels and the device code they call are lowered, and host code is much
 /// of a CUDA file. So syntax errors inside host bodies go unreported
@@ -253,14 +269,17 @@ fn parse_isolating_errors(
 /// edits being in device code), and host C++ the grammar does not know no
 /// longer yields spurious parse errors. Host functions that kept code names
 /// are kept; a call the scanner could not see lowers to an empty body.
-fn compacted(lang: Lang, text: String, map: lockstep_preprocess::SourceMap) -> (String, lockstep_preprocess::SourceMap) {
-    let blanks = lockstep_syntax::redundant_whitespace(&text);
-    let cuts = if lang.dialect().host_code {
-        lockstep_syntax::union_of_ranges(&blanks, &lockstep_syntax::host_function_bodies(&text))
-    } else {
-        blanks
-    };
-    match map.remove(&text, &cuts) {
+fn parser_cuts(lang: Lang, text: &str, blanks: Blanks) -> Vec<std::ops::Range<usize>> {
+    let host = if lang.dialect().host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
+    match blanks {
+        Blanks::Cut => lockstep_syntax::union_of_ranges(&lockstep_syntax::redundant_whitespace(text), &host),
+        Blanks::Keep => host,
+    }
+}
+
+/// The text and map without the host bodies ([`parser_cuts`] keeping blanks).
+fn without_host_bodies(lang: Lang, text: String, map: lockstep_preprocess::SourceMap) -> (String, lockstep_preprocess::SourceMap) {
+    match map.remove(&text, &parser_cuts(lang, &text, Blanks::Keep)) {
         Some(cut) => cut,
         None => (text, map),
     }
@@ -330,6 +349,29 @@ mod tests {
         let file = db.add("test.cu", text);
         let compiled = compile(&mut db, file, Lang::Cuda, &Options::default());
         (db, compiled)
+    }
+
+    /// The text `parse_isolating_errors` ends with, for preprocessed `text`.
+    fn parsed_text(lang: Lang, text: &str) -> (String, bool) {
+        let mut db = lockstep_source::SourceDb::new();
+        let file = db.add("test.hlsl", text);
+        let pp = lockstep_preprocess::preprocess(&mut db, file, &Default::default(), &lockstep_preprocess::FsLoader);
+        let (text, _, tree, _) = parse_isolating_errors(lang, pp.text, pp.map);
+        (text, tree.is_some_and(|t| t.root_node().has_error()))
+    }
+
+    #[test]
+    fn clean_files_lose_their_blanks_and_broken_ones_keep_them() {
+        let clean = "[numthreads(64, 1, 1)]\nvoid k(uint i : SV_GroupIndex)\n{\n    // a comment\n    if (i < 4)\n        return;\n}\n";
+        let (text, errors) = parsed_text(Lang::Hlsl, clean);
+        assert!(!errors);
+        assert_eq!(text, "[numthreads(64, 1, 1)]\nvoid k(uint i : SV_GroupIndex)\n{\n\n if (i < 4)\n return;\n}\n");
+        // tree-sitter places errors by the bytes and lines its recovery
+        // would skip: a broken file is parsed with its blanks.
+        let broken = clean.replace("(i < 4)", "(i < 4");
+        let (text, errors) = parsed_text(Lang::Hlsl, &broken);
+        assert!(errors);
+        assert!(text.contains("\n        return;"), "{text:?}");
     }
 
     #[test]
