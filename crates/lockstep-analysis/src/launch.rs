@@ -154,6 +154,7 @@ mod tests {
             elem: Type::F32,
             dims,
             cells_per_elem: 1,
+            cell_names: Vec::new(),
             len: Some(len),
             coherent: false,
             texel_width: 0,

@@ -160,6 +160,7 @@ pub fn kernel(barriers: usize, seed: u64) -> (Module, Function) {
             elem: Type::F32,
             dims: vec![256],
             cells_per_elem: 1,
+            cell_names: Vec::new(),
             len: Some(256),
             coherent: false,
             texel_width: 0,

@@ -32,6 +32,7 @@ fn shared_global(m: &mut Module, name: &str, kind: GlobalKind) -> GlobalId {
         elem: Type::F32,
         dims: vec![256],
         cells_per_elem: 1,
+        cell_names: Vec::new(),
         len: Some(256),
         coherent: false,
         texel_width: 0,

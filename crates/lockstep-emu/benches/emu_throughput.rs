@@ -37,6 +37,7 @@ fn kernel() -> (Module, FuncId) {
         elem: Type::F32,
         dims: vec![len],
         cells_per_elem: 1,
+        cell_names: Vec::new(),
         len: Some(len),
         coherent: false,
         texel_width: 0,

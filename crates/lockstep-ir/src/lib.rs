@@ -65,6 +65,9 @@ pub struct Global {
     pub dims: Vec<u64>,
     /// Cells per array element (4 for `float4`, the field count for structs).
     pub cells_per_elem: u32,
+    /// For struct elements, how the source names each cell of one element
+    /// (`.pos.x`, `.mass`); empty otherwise.
+    pub cell_names: Vec<String>,
     /// Total cells, when known.
     pub len: Option<u64>,
     /// `globallycoherent` / `volatile`: writes are visible device-wide.
@@ -78,7 +81,8 @@ pub struct Global {
 }
 
 impl Global {
-    /// Writes a cell index as the source would: `tile[2][3]`, `pos[5].y`.
+    /// Writes a cell index as the source would: `tile[2][3]`, `pos[5].y`,
+    /// `bodies[1].mass`.
     pub fn describe_cell(&self, cell: u64) -> String {
         let per = self.cells_per_elem.max(1) as u64;
         let (mut elem, comp) = (cell / per, cell % per);
@@ -100,7 +104,9 @@ impl Global {
         for i in idx {
             s.push_str(&format!("[{i}]"));
         }
-        if per > 1 {
+        if let Some(name) = self.cell_names.get(comp as usize) {
+            s.push_str(name);
+        } else if per > 1 {
             if per <= 4 {
                 s.push('.');
                 s.push(['x', 'y', 'z', 'w'][comp as usize]);

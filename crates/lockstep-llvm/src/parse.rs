@@ -207,6 +207,7 @@ fn add_global(module: &mut Module, ctx: &mut ModCtx, code: &str, file: FileId) {
         elem: ty.ir(ctx.target),
         dims,
         cells_per_elem: 1,
+        cell_names: Vec::new(),
         len: Some(cells),
         coherent: false,
         texel_width: 0,

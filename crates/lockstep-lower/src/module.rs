@@ -289,6 +289,7 @@ impl<'t> Ctx<'t> {
             elem: ty.scalar(&self.structs),
             dims,
             cells_per_elem,
+            cell_names: elem.struct_cell_names(&self.structs),
             len,
             coherent,
             texel_width: 0,

@@ -18,6 +18,9 @@ pub enum SrcType {
     SyncObject(lockstep_ir::Scope),
 }
 
+/// Structs of more cells than this keep numbered cells in messages.
+pub const MAX_NAMED_CELLS: u64 = 1024;
+
 #[derive(Clone, Debug)]
 pub struct StructDef {
     pub fields: Vec<(String, SrcType)>,
@@ -55,6 +58,52 @@ impl SrcType {
                     for (_, t) in &s.fields {
                         t.scalar_types(structs, out);
                     }
+                }
+            }
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => {}
+        }
+    }
+
+    /// How the source names each cell of a struct, in layout order, as
+    /// suffixes (`.pos.x`, `.mass`, `.hist[3]`); empty for anything but a
+    /// struct, or one of more than [`MAX_NAMED_CELLS`] cells.
+    pub fn struct_cell_names(&self, structs: &[StructDef]) -> Vec<String> {
+        let mut out = Vec::new();
+        if matches!(self, SrcType::Struct(_)) && self.cells(structs) <= MAX_NAMED_CELLS {
+            self.cell_names(structs, &mut String::new(), &mut out);
+        }
+        out
+    }
+
+    fn cell_names(&self, structs: &[StructDef], path: &mut String, out: &mut Vec<String>) {
+        let at = path.len();
+        match self {
+            SrcType::Scalar(_) | SrcType::Pointer(..) => out.push(path.clone()),
+            SrcType::Vector(_, n) => {
+                for i in 0..*n as usize {
+                    out.push(format!("{path}.{}", ["x", "y", "z", "w"].get(i).copied().unwrap_or("?")));
+                }
+            }
+            SrcType::Matrix(_, r, c) => {
+                for i in 0..*r {
+                    for j in 0..*c {
+                        out.push(format!("{path}._m{i}{j}"));
+                    }
+                }
+            }
+            SrcType::Array(e, n) => {
+                for i in 0..*n {
+                    path.push_str(&format!("[{i}]"));
+                    e.cell_names(structs, path, out);
+                    path.truncate(at);
+                }
+            }
+            SrcType::Struct(i) => {
+                for (name, t) in structs.get(*i).map_or(&[][..], |s| &s.fields) {
+                    path.push('.');
+                    path.push_str(name);
+                    t.cell_names(structs, path, out);
+                    path.truncate(at);
                 }
             }
             SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => {}

@@ -188,3 +188,23 @@ fn arrays_passed_to_helpers_decay_to_pointers_into_them() {
         .count();
     assert_eq!(tile_accesses, 2, "{}", lockstep_ir::function_to_string(&m, f));
 }
+
+#[test]
+fn struct_cells_are_named_as_the_source_names_them() {
+    let m = lower(
+        Lang::Hlsl,
+        "struct Pose { float3 position; float2x2 frame; };\nstruct Particle { Pose pose; uint hist[2]; float mass; };\ngroupshared Particle Parts[16];\nRWStructuredBuffer<Particle> Out : register(u0);\ngroupshared float4 Colors[8];\n[numthreads(16,1,1)] void k(uint i : SV_GroupIndex) {\n Parts[i].mass = 1.0;\n Out[i] = Parts[i];\n Colors[i % 8] = float4(0, 0, 0, 1);\n}\n",
+        &Options::default(),
+    );
+    let g = |name: &str| m.globals.iter().find(|g| g.name == name).unwrap();
+    let names = [".pose.position.x", ".pose.position.y", ".pose.position.z", ".pose.frame._m00", ".pose.frame._m01", ".pose.frame._m10", ".pose.frame._m11", ".hist[0]", ".hist[1]", ".mass"];
+    for buffer in ["Parts", "Out"] {
+        assert_eq!(g(buffer).cell_names, names, "{buffer}");
+        assert_eq!(g(buffer).cells_per_elem as usize, names.len());
+    }
+    assert_eq!(g("Parts").describe_cell(2 * 10 + 9), "Parts[2].mass");
+    assert_eq!(g("Parts").describe_cell(7), "Parts[0].hist[0]");
+    // Vectors keep their components.
+    assert!(g("Colors").cell_names.is_empty());
+    assert_eq!(g("Colors").describe_cell(4 * 3 + 3), "Colors[3].w");
+}

@@ -49,6 +49,7 @@ impl Kb {
             elem,
             dims: dims.to_vec(),
             cells_per_elem: 1,
+            cell_names: Vec::new(),
             len,
             coherent: false,
             texel_width: 0,
