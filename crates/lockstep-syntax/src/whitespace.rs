@@ -12,7 +12,9 @@ use std::ops::Range;
 /// the same lines, in order and disjoint: blanks at the end of a line, and
 /// all but the first blank of every other run (so a line that started at
 /// column 0 still does, and two tokens stay apart). Newlines, and string and
-/// character literals, are kept whole.
+/// character literals, are kept whole; a raw string literal (C++ `R"(…)"`)
+/// may lose blanks inside, since quotes are matched one line at a time, but
+/// it stays one literal and no analysis reads string contents.
 pub fn redundant_whitespace(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c);
