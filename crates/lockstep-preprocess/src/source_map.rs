@@ -94,15 +94,15 @@ impl SourceMap {
     /// `None` when `cuts` is empty, unsorted, overlapping, or splits a
     /// character.
     pub fn remove(&self, text: &str, cuts: &[Range<usize>]) -> Option<(String, SourceMap)> {
+        if cuts.is_empty() {
+            return None;
+        }
         let mut end = 0;
         for cut in cuts {
             if cut.start < end || cut.end < cut.start || !text.is_char_boundary(cut.start) || !text.is_char_boundary(cut.end) {
                 return None;
             }
             end = cut.end;
-        }
-        if cuts.is_empty() {
-            return None;
         }
         let kept = std::iter::once(0).chain(cuts.iter().map(|c| c.end)).zip(cuts.iter().map(|c| c.start).chain(std::iter::once(text.len())));
         let mut out = String::with_capacity(text.len() - cuts.iter().map(|c| c.len()).sum::<usize>());
