@@ -35,13 +35,11 @@ impl<'m> KernelFacts<'m> {
         let cfg = Cfg::new(&func);
         let uniformity = Uniformity::analyze(&func, &cfg);
         // With no known group size, accesses that index a row by the thread id
-        // bound how wide the group can be without going out of bounds.
+        // bound how wide the group likely is (race reports only: removing a
+        // barrier never relies on it).
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
             let extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
             if let Some(entry) = func.entry.as_mut() {
-                if let Some(width) = extent[0] {
-                    entry.max_threads = Some(entry.max_threads.map_or(width, |m| m.min(width)));
-                }
                 entry.axis_limits = extent;
             }
         }
@@ -81,10 +79,9 @@ impl FileChecker {
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let divergent = divergence::check(db, facts, out);
-        // One prepared kernel (trip counts, guards) for the race checks and the dead-barrier engine.
-        let oracle = lockstep_race::ConflictOracle::new(&facts.func, &facts.cfg, &facts.uniformity, None);
         if self.options.races {
-            races::check(db, facts, &oracle, out);
+            let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);
+            races::check(db, facts, &likely, out);
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };
@@ -92,7 +89,9 @@ impl FileChecker {
             // Divergent barriers are reported, never "fixed" by removal.
             let leave_alone = divergent.into_iter().collect();
             let result = if mode == lockstep_dbe::Mode::Precise {
-                // Precise mode asks the race analysis whether two threads can meet at one cell.
+                // Precise mode asks the race analysis whether two threads can
+                // meet at one cell, in any launch the kernel allows.
+                let oracle = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Facts);
                 engine.run(&facts.func, &ThreadIndexOracle(&oracle), &leave_alone)
             } else {
                 engine.run(&facts.func, &lockstep_dbe::SameAllocation { module: facts.module }, &leave_alone)

@@ -12,7 +12,7 @@
 use lockstep_analysis::{Cfg, Uniformity};
 use lockstep_dbe::{apply, synth, Engine, HazardOracle, Mode, Options, SameAllocation};
 use lockstep_ir::{inline_calls, BlockId, Function, Module, Value};
-use lockstep_race::{analyze, ConflictOracle};
+use lockstep_race::{analyze, Assumptions, ConflictOracle};
 use std::collections::{BTreeSet, HashSet};
 
 /// The race checker's findings as (earlier access, later access); the rule
@@ -88,7 +88,7 @@ fn removing_what_precise_mode_calls_dead_adds_no_race() {
         let before = races(&m, &f);
         let cfg = Cfg::new(&f);
         let uni = Uniformity::analyze(&f, &cfg);
-        let oracle = Race(ConflictOracle::new(&f, &cfg, &uni, None));
+        let oracle = Race(ConflictOracle::new(&m, &f, &cfg, &uni, None, Assumptions::Facts));
         let engine = Engine::new(&m, Options { mode: Mode::Precise, ..Options::default() });
         let result = engine.run(&f, &oracle, &HashSet::new());
         removed_total += result.removed().len();

@@ -143,7 +143,8 @@ pub struct EntryInfo {
     pub max_threads: Option<u32>,
     /// Upper bounds on the group's extent per axis that in-bounds accesses imply.
     pub axis_limits: [Option<u32>; 3],
-    /// Required wave size (`[WaveSize(n)]`).
+    /// The wave size the kernel runs with, when the kernel requires one
+    /// (`[WaveSize(n)]`) or its language has only one (CUDA's warp).
     pub wave_size: Option<u32>,
 }
 

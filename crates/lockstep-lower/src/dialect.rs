@@ -84,6 +84,9 @@ pub struct Dialect {
     /// Files mix host functions with device code (CUDA): the bodies of
     /// host-only functions are skipped when parsing.
     pub host_code: bool,
+    /// The wave width every device running the language has (CUDA's warp of
+    /// 32); None where it varies by device and a kernel may require one.
+    pub wave_size: Option<u32>,
     /// A function that ends the thread when any component of its argument is negative (`clip`).
     pub discard_if_negative: Option<&'static str>,
     /// Toolkit and system headers whose declarations the dialect table already
@@ -263,6 +266,7 @@ pub static HLSL: Dialect = Dialect {
     plain_globals_are_constant: true,
     collective_fences: true,
     host_code: false,
+    wave_size: None,
     discard_if_negative: Some("clip"),
     modelled_headers: &[],
 };
@@ -343,6 +347,7 @@ pub static CUDA: Dialect = Dialect {
     plain_globals_are_constant: false,
     collective_fences: false,
     host_code: true,
+    wave_size: Some(32),
     discard_if_negative: None,
     modelled_headers: &[
         "cuda.h",

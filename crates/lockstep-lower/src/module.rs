@@ -478,7 +478,7 @@ pub fn function_name<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<String> {
 
 /// Whether a function definition is a kernel entry point; returns its launch facts.
 pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
-    let mut info = EntryInfo::default();
+    let mut info = EntryInfo { wave_size: ctx.d.wave_size, ..EntryInfo::default() };
     let mut is_entry = false;
     let mut c = def.walk();
     for ch in def.children(&mut c) {

@@ -21,6 +21,7 @@ use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
 use sym::{Kernel, Mode, Query, Side, Witness};
+pub use sym::Assumptions;
 
 /// An iteration offset meaning "some later iteration".
 pub use intervals::MANY as MANY_ITERATIONS;
@@ -204,7 +205,7 @@ pub struct Stats {
 /// [`analyze`], also reporting how much work it took.
 pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
     let group_size = f.entry.as_ref().and_then(|e| e.group_size);
-    analyze_kernel(module, &Kernel::new(f, cfg, uni, group_size))
+    analyze_kernel(module, &Kernel::new(f, cfg, uni, group_size, Assumptions::Likely))
 }
 
 /// [`analyze_with_stats`] on a prepared kernel (loop trip counts, branch
@@ -651,13 +652,14 @@ fn pair(a: Value, b: Value) -> (Value, Value) {
 /// allocation root; anything else answers true. Group-uniform values are the
 /// same for both threads only where no loop can put them in different
 /// iterations, so the answer holds for any placement of the barrier.
-pub fn may_conflict_across(f: &Function, cfg: &Cfg, a: Value, b: Value, group_size: Option<[u32; 3]>) -> bool {
+pub fn may_conflict_across(module: &Module, f: &Function, cfg: &Cfg, a: Value, b: Value, group_size: Option<[u32; 3]>) -> bool {
     let uni = Uniformity::analyze(f, cfg);
-    ConflictOracle::new(f, cfg, &uni, group_size).may_conflict(a, b)
+    ConflictOracle::new(module, f, cfg, &uni, group_size, Assumptions::Facts).may_conflict(a, b)
 }
 
 /// [`may_conflict_across`] with the uniformity analysis computed once per function.
 pub struct ConflictOracle<'a> {
+    module: &'a Module,
     k: Kernel<'a>,
     blocks: Vec<Option<BlockId>>,
     /// The dead-barrier engine asks about the same pairs for every candidate
@@ -666,9 +668,21 @@ pub struct ConflictOracle<'a> {
 }
 
 impl<'a> ConflictOracle<'a> {
-    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>) -> ConflictOracle<'a> {
+    pub fn new(module: &'a Module, f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>, assume: Assumptions) -> ConflictOracle<'a> {
         let group_size = group_size.or_else(|| f.entry.as_ref().and_then(|e| e.group_size));
-        ConflictOracle { k: Kernel::new(f, cfg, uni, group_size), blocks: f.inst_blocks(), answers: Default::default() }
+        ConflictOracle { module, k: Kernel::new(f, cfg, uni, group_size, assume), blocks: f.inst_blocks(), answers: Default::default() }
+    }
+
+    /// Whether what `root` names may be the same memory as another root of
+    /// the same kind: the host can bind one buffer to two parameters or
+    /// slots, and every dynamic shared array is the same memory.
+    fn may_alias(&self, root: &lockstep_ir::Root) -> bool {
+        use lockstep_ir::{GlobalKind, Root};
+        match root {
+            Root::Param(_) | Root::Ptr(_) => true,
+            Root::Global(g) => self.module.globals.get(g.index()).is_none_or(|g| matches!(g.kind, GlobalKind::Uav | GlobalKind::DynamicShared)),
+            Root::Local(_) => false,
+        }
     }
 
     /// The prepared kernel, to run [`analyze_kernel`] with the same solver answers.
@@ -681,8 +695,11 @@ impl<'a> ConflictOracle<'a> {
         let get = |v: Value| f.insts.get(v.index()).and_then(|i| i.op.mem_ref().copied());
         let (Some(ma), Some(mb)) = (get(a), get(b)) else { return true };
         if ma.root != mb.root {
-            // Different roots of kinds we can name never overlap; pointers may.
-            return matches!(ma.root, lockstep_ir::Root::Ptr(_)) || matches!(mb.root, lockstep_ir::Root::Ptr(_));
+            // Different roots of kinds we can name never overlap; pointers may,
+            // and so may two buffers when only facts count (a kernel may be
+            // handed one buffer twice).
+            let buffers = self.k.assume == Assumptions::Facts && self.may_alias(&ma.root) && self.may_alias(&mb.root);
+            return buffers || matches!(ma.root, lockstep_ir::Root::Ptr(_)) || matches!(mb.root, lockstep_ir::Root::Ptr(_));
         }
         if matches!(ma.root, lockstep_ir::Root::Ptr(_)) {
             return true;

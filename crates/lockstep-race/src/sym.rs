@@ -21,14 +21,33 @@ use rustc_hash::FxHashMap as HashMap;
 /// Branch conditions that hold in a block, with their polarity (shared, cached).
 pub type Guards = std::rc::Rc<[(Value, bool)]>;
 
+/// What address questions may assume beyond the program's own facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Assumptions {
+    /// For race reports: the launch the code most likely gets. The group is
+    /// no wider than keeps row-indexed accesses in bounds, an axis the kernel
+    /// never names is one thread wide, lanes are the flat index modulo the
+    /// wave size the uniformity analysis assumes, and different buffers do
+    /// not alias.
+    Likely,
+    /// For removing a barrier: only what the program and its language
+    /// guarantee. Any block shape the hardware allows (up to the kernel's
+    /// stated bounds), a wave of unknown width unless the kernel or the
+    /// language fixes it, and buffers that may alias one another.
+    Facts,
+}
+
 /// A kernel prepared for address questions.
 pub struct Kernel<'a> {
     pub f: &'a Function,
     pub cfg: &'a Cfg,
     pub uni: &'a Uniformity,
+    pub assume: Assumptions,
     pub group_size: Option<[u32; 3]>,
     /// Upper bound on threads per group when the size is not known.
     pub max_threads: u32,
+    /// The wave width lanes are taken modulo, when it may be relied on.
+    wave_size: Option<u32>,
     /// Per axis, how wide the group can be with every in-bounds access staying in bounds.
     axis_limits: [Option<u32>; 3],
     inst_block: Vec<Option<BlockId>>,
@@ -47,7 +66,7 @@ pub struct Kernel<'a> {
 }
 
 impl<'a> Kernel<'a> {
-    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>) -> Kernel<'a> {
+    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>, assume: Assumptions) -> Kernel<'a> {
         let mut header_of = vec![None; f.blocks.len()];
         for (i, l) in cfg.loops.iter().enumerate() {
             header_of[l.header.index()] = Some(i);
@@ -78,8 +97,17 @@ impl<'a> Kernel<'a> {
         }
         // The grid always may have several groups along x.
         group_axes[0] = true;
-        let axis_limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
-        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, guards: RefCell::default() }
+        let (max_threads, axis_limits, wave_size) = match assume {
+            Assumptions::Likely => {
+                let limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
+                (limits[0].map_or(max_threads, |x| max_threads.min(x.max(1))), limits, Some(uni.wave_size.max(1)))
+            }
+            Assumptions::Facts => {
+                thread_axes = [true; 3];
+                (max_threads, [None; 3], f.entry.as_ref().and_then(|e| e.wave_size))
+            }
+        };
+        Kernel { f, cfg, uni, assume, group_size, max_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -189,6 +217,9 @@ enum Owner {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Tid(u8, u8),
+    /// A side's lane when the wave width is not fixed.
+    Lane(u8),
+    WaveSize,
     Gid(Owner, u8),
     BlockDim(u8),
     NumGroups(u8),
@@ -304,6 +335,10 @@ struct Build<'q> {
 }
 
 const MAX_DEPTH: u32 = 48;
+
+/// The narrowest and widest waves any supported hardware runs.
+const MIN_WAVE: i128 = 4;
+const MAX_WAVE: i128 = 128;
 
 impl Build<'_> {
     fn var(&mut self, key: Key, lo: i128, hi: i128) -> Var {
@@ -436,14 +471,20 @@ impl Build<'_> {
                     }
                 }
             }
-            // Lanes are the flat index modulo the wave size the uniformity
-            // analysis assumes (32 unless the kernel requires another).
-            Builtin::LaneId => {
-                let flat = self.builtin(s, Builtin::LocalIndex);
-                let w = q.k.uni.wave_size.max(1) as i128;
-                self.func(FnOp::Rem, flat, Lin::konst(w), 0, w - 1)
-            }
-            Builtin::WaveSize => Lin::konst(q.k.uni.wave_size.max(1) as i128),
+            // Lanes are the flat index modulo the wave size; with a width
+            // nobody fixed, any lane of the widest wave.
+            Builtin::LaneId => match q.k.wave_size {
+                Some(w) => {
+                    let flat = self.builtin(s, Builtin::LocalIndex);
+                    let w = w.max(1) as i128;
+                    self.func(FnOp::Rem, flat, Lin::konst(w), 0, w - 1)
+                }
+                None => Lin::var(self.var(Key::Lane(s), 0, MAX_WAVE - 1)),
+            },
+            Builtin::WaveSize => match q.k.wave_size {
+                Some(w) => Lin::konst(w.max(1) as i128),
+                None => Lin::var(self.var(Key::WaveSize, MIN_WAVE, MAX_WAVE)),
+            },
             Builtin::GroupId(ax) => {
                 let owner = self.owner(s, q.mode == Mode::SameGroup);
                 let hi = if q.k.group_axes[ax as usize % 3] { INF } else { 0 };

@@ -83,12 +83,12 @@ fn conflict_query_for_the_dead_barrier_engine() {
     let acc = accesses(&m);
     // store s[t]; load s[t]; load s[(t+1)%256]; (the global store last)
     let (store, own, next) = (acc[0], acc[1], acc[2]);
-    assert!(!may_conflict_across(f, &cfg, store, own, Some([256, 1, 1])));
-    assert!(may_conflict_across(f, &cfg, store, next, Some([256, 1, 1])));
+    assert!(!may_conflict_across(&m, f, &cfg, store, own, Some([256, 1, 1])));
+    assert!(may_conflict_across(&m, f, &cfg, store, next, Some([256, 1, 1])));
     // Without a known size the block may be wider than 256: (t+1)%256 still meets t.
-    assert!(may_conflict_across(f, &cfg, store, next, None));
+    assert!(may_conflict_across(&m, f, &cfg, store, next, None));
     // Not memory accesses at all: conservatively true.
-    assert!(may_conflict_across(f, &cfg, Value(0), own, None));
+    assert!(may_conflict_across(&m, f, &cfg, Value(0), own, None));
 }
 
 #[test]
