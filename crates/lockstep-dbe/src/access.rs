@@ -198,6 +198,8 @@ impl<'m> Effects<'m> {
 
     fn of_call(&self, callee: &Callee) -> Rc<Vec<Effect>> {
         let id = match callee {
+            // Not a call the user can vouch for: what it touches is unknown.
+            Callee::Unmodelled(_) => return Rc::new(top_effects()),
             Callee::Func(id) if self.module.functions.get(id.index()).is_some_and(|g| !g.blocks.is_empty()) => *id,
             _ => return self.opaque(),
         };

@@ -61,6 +61,7 @@ fn op(m: &Module, o: &Op) -> String {
         Op::Wave(w, args) => format!("wave {} {}", format!("{w:?}").to_lowercase(), list(args)),
         Op::Call(Callee::Func(f), args) => format!("call {}({})", m.function(*f).name, list(args)),
         Op::Call(Callee::Opaque(n), args) => format!("call opaque {n}({})", list(args)),
+        Op::Call(Callee::Unmodelled(n), args) => format!("unmodelled {n}({})", list(args)),
         Op::Phi(inc) => {
             let parts: Vec<String> = inc.iter().map(|(b, v)| format!("[{b}: {v}]")).collect();
             format!("phi {}", parts.join(", "))

@@ -178,6 +178,9 @@ pub enum Callee {
     Func(FuncId),
     /// A function whose body we do not have; treated conservatively.
     Opaque(String),
+    /// A construct the front end could not model (named here): it may read
+    /// and write any memory its operands could reach, in every space.
+    Unmodelled(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]

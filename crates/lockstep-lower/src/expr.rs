@@ -263,8 +263,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             "lambda_expression" | "new_expression" | "delete_expression" | "throw_expression" => {
-                self.diag("unsupported", n, format!("`{}` is not analysed", self.cx.kind(n).replace('_', " ")));
-                self.undef(Type::I32, span)
+                let what = format!("a {}", self.cx.kind(n).replace('_', " "));
+                let v = self.unmodelled(n, what, Vec::new(), span);
+                RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
             }
             _ => {
                 // Unknown shapes (grammar forks, error recovery): evaluate children for their effects.
@@ -692,7 +693,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("=");
         let rhs = self.expr(r);
         let Some(place) = self.place(l) else {
-            self.diag("unsupported", l, "assignment target is not modelled".into());
+            let what = format!("the assignment to `{}`", self.cx.text(l));
+            self.unmodelled(l, what, rhs.vals.clone(), span);
             return rhs;
         };
         let value = if op == "=" {
@@ -1231,8 +1233,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.place(dest)
         };
         let Some(Place::Mem { space, root, base, offsets, ty }) = place else {
-            self.diag("unsupported", call, "atomic on a location lockstep cannot resolve".into());
-            return self.undef(Type::I32, span);
+            let what = format!("the atomic on `{}`", self.cx.text(dest));
+            let v = self.unmodelled(call, what, Vec::new(), span);
+            return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
         };
         let t = ty.scalar(&self.cx.structs);
         let operand_count = if op == AtomicOp::CompareExchange { 2 } else if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && !self.cx.d.atomic_dest_is_pointer { 0 } else { 1 };
@@ -1449,9 +1452,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 RV { vals: Vec::new(), ty: SrcType::Void }
             }
             _ => {
-                self.diag("unsupported", call, format!("resource method `{method}` is not modelled"));
-                let rvs = args.iter().map(|&a| self.expr(a)).collect();
-                self.opaque_call(method, rvs, span)
+                let operands = args.iter().flat_map(|&a| self.expr(a).vals).collect();
+                let v = self.unmodelled(call, format!("resource method `{method}`"), operands, span);
+                RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
             }
         }
     }

@@ -773,6 +773,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
     }
 
+    /// A construct the lowering cannot model: one `unsupported` note saying
+    /// so, and an operation every analysis treats as reading and writing any
+    /// memory (never a silently dropped access).
+    pub fn unmodelled(&mut self, n: Node, what: String, operands: Vec<Value>, span: Span) -> Value {
+        self.diag("unsupported", n, format!("{what} is not modelled; lockstep assumes it may read and write any shared or device memory"));
+        self.emit(Op::Call(lockstep_ir::Callee::Unmodelled(what), operands), Type::I32, span)
+    }
+
     /// `clip(x)`: threads with a negative component of `x` stop here.
     pub fn discard_if_negative(&mut self, rv: RV, span: Span) {
         let mut any: Option<Value> = None;
