@@ -78,6 +78,17 @@ impl FileChecker {
     }
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
+        let first = out.len();
+        self.kernel_findings(db, facts, out);
+        // Findings in a template's body say which version of it they are in.
+        if let Some(version) = facts.func.entry.as_ref().and_then(|e| e.template.as_ref()) {
+            for d in &mut out[first..] {
+                d.notes.push(format!("in {version}"));
+            }
+        }
+    }
+
+    fn kernel_findings(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
             let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);

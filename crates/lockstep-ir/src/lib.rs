@@ -137,6 +137,9 @@ pub struct Param {
 /// Facts about a kernel entry point.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct EntryInfo {
+    /// For a kernel template, which version of it this is, in words ("the
+    /// instantiation `k<float, 16>`", or the generic one).
+    pub template: Option<String>,
     /// Threads per group, when the source says (`[numthreads]`, `__launch_bounds__` gives only a bound).
     pub group_size: Option<[u32; 3]>,
     /// An upper bound on threads per group (`__launch_bounds__`).

@@ -3,6 +3,7 @@
 use crate::dialect::{flag_barrier, BuiltinVar, ResourceKind};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
+use crate::template::TemplateArg;
 use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Offsets, Place, RV};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
@@ -332,6 +333,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     RV { vals, ty: SrcType::Vector(Type::U32, 3) }
                 }
             };
+        }
+        match self.cx.template_args.get(name) {
+            Some(&TemplateArg::Int(v)) => {
+                let x = self.int(Type::I32, v, span);
+                return self.scalar(x);
+            }
+            Some(&TemplateArg::Constant(g)) => {
+                let p = self.global_place(g, &SrcType::Scalar(Type::I32), MemSpace::Constant, span);
+                return self.read_place(&p, span);
+            }
+            _ => {}
         }
         match global_binding(self.cx, name) {
             Some(GlobalBinding::Int(v, t)) => {
@@ -1059,7 +1071,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
             return self.math(m, name, rvs, span);
         }
-        if let Some(t) = parse_numeric(name).or_else(|| name.strip_prefix("make_").and_then(parse_numeric)) {
+        let template_type = match self.cx.template_args.get(name) {
+            Some(TemplateArg::Type(t)) => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(t) = template_type.or_else(|| parse_numeric(name)).or_else(|| name.strip_prefix("make_").and_then(parse_numeric)) {
             // Constructors: float4(a, b), uint3(x), make_float2(a, b).
             let mut vals = Vec::new();
             for &a in args {

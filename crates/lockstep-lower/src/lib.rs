@@ -13,6 +13,7 @@ mod module;
 mod srctype;
 mod ssa;
 mod stmt;
+mod template;
 
 use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;

@@ -3,6 +3,7 @@
 use crate::dialect::{Dialect, EntryMarker, ResourceKind, BARRIER_FLAG_NAMES};
 use crate::srctype::{parse_numeric, SrcType, StructDef};
 use crate::stmt::FnLowerer;
+use crate::template::{self, Bindings, TemplateArg};
 use crate::{Compiled, Lang, Options, SpanMap};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Module, Type};
@@ -40,6 +41,11 @@ pub struct Ctx<'t> {
     pub globals: FxHashMap<String, GlobalBinding>,
     /// Function definitions by name, for inlining at call sites.
     pub funcs: FxHashMap<String, Vec<Node<'t>>>,
+    /// The template parameters of the code being lowered, bound.
+    pub template_args: Bindings,
+    /// Explicit instantiations (`template __global__ void k<float, 16>(…);`)
+    /// by template name: their argument lists.
+    pub instantiations: FxHashMap<String, Vec<Node<'t>>>,
     pub options: &'t Options,
 }
 
@@ -78,6 +84,10 @@ impl<'t> Ctx<'t> {
             "true" => Some(1),
             "false" => Some(0),
             "identifier" => match self.globals.get(self.text(n)) {
+                _ if self.template_args.contains_key(self.text(n)) => match self.template_args.get(self.text(n)) {
+                    Some(TemplateArg::Int(v)) => Some(*v),
+                    _ => None,
+                },
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
                 _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
             },
@@ -132,6 +142,9 @@ impl<'t> Ctx<'t> {
         let text = self.text(n).trim();
         match self.kind(n) {
             "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => {
+                if let Some(TemplateArg::Type(t)) = self.template_args.get(text) {
+                    return Some(t.clone());
+                }
                 let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 if let Some(t) = parse_numeric(&normalized) {
                     return Some(t);
@@ -392,6 +405,8 @@ pub fn lower_tree_streaming(
         typedefs: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
+        template_args: Bindings::default(),
+        instantiations: FxHashMap::default(),
         options,
     };
     ctx.module.collective_fences = ctx.d.collective_fences;
@@ -410,8 +425,47 @@ pub fn lower_tree_streaming(
             );
             continue;
         }
-        if let Some(f) = FnLowerer::lower_kernel(&mut ctx, k) {
-            sink(db, &ctx.module, f);
+        let Some(params) = template::template_parameters(&ctx, k) else {
+            if let Some(f) = FnLowerer::lower_kernel(&mut ctx, k) {
+                sink(db, &ctx.module, f);
+            }
+            continue;
+        };
+        // A kernel template: each explicit instantiation, or once generically.
+        let name = function_name(&ctx, k).unwrap_or_default();
+        let kinds: Vec<bool> = template::parameter_names(&ctx, params).into_iter().map(|(_, is_type)| is_type).collect();
+        let instances = ctx.instantiations.get(&name).cloned().unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        for list in instances.into_iter().map(Some).chain(std::iter::once(None)) {
+            let (explicit, label) = match list {
+                Some(list) => {
+                    let nodes = template::argument_nodes(&ctx, list);
+                    let args: Vec<TemplateArg> = nodes.iter().zip(&kinds).map(|(&a, &is_type)| template::argument(&mut ctx, is_type, a)).collect();
+                    (args, Some(template::instance_name(&ctx, &name, &nodes)))
+                }
+                None if seen.is_empty() => (Vec::new(), None),
+                None => break,
+            };
+            if !seen.insert(label.clone()) {
+                continue;
+            }
+            ctx.template_args = template::bind(&mut ctx, params, &explicit, &Bindings::default());
+            let lowered = FnLowerer::lower_kernel(&mut ctx, k);
+            ctx.template_args.clear();
+            if let Some(mut f) = lowered {
+                let version = match label {
+                    Some(label) => {
+                        let words = format!("the instantiation `{label}`");
+                        f.name = label;
+                        words
+                    }
+                    None => format!("`{name}` with its template parameters unknown (no instantiation in this file)"),
+                };
+                if let Some(entry) = f.entry.as_mut() {
+                    entry.template = Some(version);
+                }
+                sink(db, &ctx.module, f);
+            }
         }
     }
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
@@ -555,6 +609,18 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                         kernels.push(item);
                     }
                     ctx.funcs.entry(name).or_default().push(item);
+                }
+            }
+            "template_instantiation" => {
+                let mut d = item.field(ctx.fields.declarator);
+                while let Some(x) = d.filter(|x| ctx.kind(*x) != "template_function") {
+                    d = x.field(ctx.fields.declarator);
+                }
+                if let Some(tf) = d {
+                    if let (Some(name), Some(args)) = (tf.field(ctx.fields.name), tf.field(ctx.fields.arguments)) {
+                        let name = ctx.text(name).rsplit("::").next().unwrap_or_default().to_string();
+                        ctx.instantiations.entry(name).or_default().push(args);
+                    }
                 }
             }
             "template_declaration" | "linkage_specification" | "namespace_definition" | "declaration_list" | "preproc_if"

@@ -5,6 +5,7 @@ use crate::dialect::Semantic;
 use crate::module::{decl_words, entry_info, function_name, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::SrcType;
 use crate::ssa::{Ssa, Var};
+use crate::template;
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{
     BinOp, BlockId, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
@@ -705,6 +706,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let site = self.f.inline_sites.len() as u32;
         self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
+        // A function template: its parameters bound for this call, in force
+        // for its signature and body.
+        let outer_template = match template::template_parameters(self.cx, def) {
+            Some(params) => {
+                let bindings = self.template_bindings(def, params, args, call);
+                Some(std::mem::replace(&mut self.cx.template_args, bindings))
+            }
+            None => None,
+        };
         let ret_ty = def.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)).unwrap_or(SrcType::Void);
         let ret_ty = match def.field(self.cx.fields.declarator) {
             Some(d) if self.cx.kind(d) == "pointer_declarator" => SrcType::Pointer(Box::new(ret_ty), MemSpace::Unknown),
@@ -752,6 +762,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let end = self.span_end(def);
         self.terminate(Terminator::Jump(return_to), end, None);
+        if let Some(outer) = outer_template {
+            self.cx.template_args = outer;
+        }
         self.frames.pop();
         self.scopes = saved_scopes;
         self.loops = saved_loops;
@@ -764,6 +777,39 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             None => RV { vals: Vec::new(), ty: SrcType::Void },
         }
+    }
+
+    /// The bindings of a function template's parameters at one call: the
+    /// explicit arguments (`f<T, 4>(x)`, read under the caller's bindings),
+    /// then types deduced from arguments whose parameter is declared `T` or
+    /// `T*`, then defaults.
+    fn template_bindings(&mut self, def: Node<'t>, params: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>) -> template::Bindings {
+        let names = template::parameter_names(self.cx, params);
+        let explicit_list = call.field(self.cx.fields.function).filter(|f| self.cx.kind(*f) == "template_function").and_then(|f| f.field(self.cx.fields.arguments));
+        let explicit_nodes = explicit_list.map(|l| template::argument_nodes(self.cx, l)).unwrap_or_default();
+        let explicit: Vec<template::TemplateArg> = explicit_nodes.iter().zip(&names).map(|(&a, (_, is_type))| template::argument(self.cx, *is_type, a)).collect();
+        let mut deduced = template::Bindings::default();
+        if let Some(list) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
+            let mut c = list.walk();
+            let fparams: Vec<_> = list.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
+            for (p, (_, rv)) in fparams.into_iter().zip(args) {
+                let Some(ty_name) = p.field(self.cx.fields.ty).map(|t| self.cx.text(t).trim()) else { continue };
+                let Some(position) = names.iter().position(|(n, is_type)| *is_type && n == ty_name) else { continue };
+                if position < explicit.len() {
+                    continue;
+                }
+                let pointer = p.field(self.cx.fields.declarator).is_some_and(|d| self.cx.kind(d) == "pointer_declarator");
+                let ty = match (&rv.ty, pointer) {
+                    (SrcType::Pointer(elem, _), true) => Some((**elem).clone()),
+                    (t @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Struct(_)), false) => Some(t.clone()),
+                    _ => None,
+                };
+                if let Some(ty) = ty {
+                    deduced.insert(ty_name.to_string(), template::TemplateArg::Type(ty));
+                }
+            }
+        }
+        template::bind(self.cx, params, &explicit, &deduced)
     }
 
     /// A call to a function without a body: conservative, one result per cell.

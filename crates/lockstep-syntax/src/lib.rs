@@ -88,6 +88,8 @@ fields! {
     condition: "condition",
     consequence: "consequence",
     declarator: "declarator",
+    default_type: "default_type",
+    default_value: "default_value",
     field: "field",
     function: "function",
     index: "index",

@@ -1,0 +1,139 @@
+//! Templates: binding a template's parameters to the arguments of one
+//! instantiation, or leaving them generic when no instantiation is in sight.
+//!
+//! A binding is in force while the template's body is lowered: type names
+//! resolve to the bound type, value names to the bound constant. A type
+//! parameter with no argument is an opaque scalar (its memory is still
+//! memory, one cell per element); a value parameter with no argument is an
+//! unknown constant, the same for every thread (never zero).
+
+use crate::module::Ctx;
+use crate::srctype::SrcType;
+use lockstep_ir::{GlobalId, GlobalKind, MemSpace, Type};
+use lockstep_syntax::{Node, NodeFields};
+use rustc_hash::FxHashMap;
+
+/// What a template parameter stands for in one instantiation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateArg {
+    Type(SrcType),
+    Int(i64),
+    /// A value argument that is not a constant expression.
+    Unknown,
+    /// A value parameter with no known argument: an unknown constant, the
+    /// same for every thread, read from a constant cell of its own (so every
+    /// use is the same value).
+    Constant(GlobalId),
+}
+
+/// The scalar a type parameter stands for when nothing binds it.
+pub const GENERIC_TYPE: SrcType = SrcType::Scalar(Type::F32);
+
+pub type Bindings = FxHashMap<String, TemplateArg>;
+
+/// The parameter list of a definition nested in a `template <…>` declaration.
+pub fn template_parameters<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<Node<'t>> {
+    let parent = def.parent()?;
+    if ctx.kind(parent) != "template_declaration" {
+        return None;
+    }
+    parent.field(ctx.fields.parameters)
+}
+
+/// The names of a template's parameters, in order, and whether each names a type.
+pub fn parameter_names<'t>(ctx: &Ctx<'t>, params: Node<'t>) -> Vec<(String, bool)> {
+    let mut c = params.walk();
+    params.named_children(&mut c).filter_map(|p| parameter(ctx, p).map(|(name, is_type, _)| (name, is_type))).collect()
+}
+
+/// A parameter's name, whether it is a type, and its default.
+fn parameter<'t>(ctx: &Ctx<'t>, p: Node<'t>) -> Option<(String, bool, Option<Node<'t>>)> {
+    match ctx.kind(p) {
+        "type_parameter_declaration" | "variadic_type_parameter_declaration" => {
+            let mut c = p.walk();
+            let name = p.named_children(&mut c).filter(|x| ctx.kind(*x) == "type_identifier").last()?;
+            Some((ctx.text(name).to_string(), true, None))
+        }
+        "optional_type_parameter_declaration" => {
+            let name = p.field(ctx.fields.name)?;
+            Some((ctx.text(name).to_string(), true, p.field(ctx.fields.default_type)))
+        }
+        "parameter_declaration" | "variadic_parameter_declaration" | "optional_parameter_declaration" => {
+            let mut d = p.field(ctx.fields.declarator)?;
+            for _ in 0..8 {
+                if ctx.kind(d) == "identifier" {
+                    break;
+                }
+                d = d.field(ctx.fields.declarator).or_else(|| d.named_child(0))?;
+            }
+            let default = if ctx.kind(p) == "optional_parameter_declaration" { p.field(ctx.fields.default_value) } else { None };
+            Some((ctx.text(d).to_string(), false, default))
+        }
+        _ => None,
+    }
+}
+
+/// The arguments of a template argument list (`<float, 16>`).
+pub fn argument_nodes<'t>(ctx: &Ctx<'t>, list: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = list.walk();
+    list.named_children(&mut c).filter(|x| ctx.kind(*x) != "comment").collect()
+}
+
+/// One argument, read under the bindings in force where it is written.
+pub fn argument<'t>(ctx: &mut Ctx<'t>, is_type: bool, arg: Node<'t>) -> TemplateArg {
+    if is_type {
+        return TemplateArg::Type(type_argument(ctx, arg).unwrap_or(GENERIC_TYPE));
+    }
+    match ctx.const_int(arg) {
+        Some(v) => TemplateArg::Int(v),
+        None => TemplateArg::Unknown,
+    }
+}
+
+fn type_argument<'t>(ctx: &mut Ctx<'t>, arg: Node<'t>) -> Option<SrcType> {
+    if ctx.kind(arg) != "type_descriptor" {
+        return ctx.resolve_type(arg);
+    }
+    let base = ctx.resolve_type(arg.field(ctx.fields.ty)?)?;
+    // `T*` as an argument: the declarator says pointer.
+    let pointer = arg.field(ctx.fields.declarator).is_some_and(|d| ctx.text(d).trim_start().starts_with('*'));
+    Some(if pointer { SrcType::Pointer(Box::new(base), MemSpace::Unknown) } else { base })
+}
+
+/// Binds a template's parameters: explicit arguments first (already read
+/// under the caller's bindings), then deduced ones, then defaults (read under
+/// the parameters bound so far), and generic for the rest.
+pub fn bind<'t>(ctx: &mut Ctx<'t>, params: Node<'t>, explicit: &[TemplateArg], deduced: &Bindings) -> Bindings {
+    let mut c = params.walk();
+    let list: Vec<Node<'t>> = params.named_children(&mut c).collect();
+    let outer = std::mem::take(&mut ctx.template_args);
+    let mut position = 0;
+    for p in list {
+        let Some((name, is_type, default)) = parameter(ctx, p) else { continue };
+        let bound = match explicit.get(position) {
+            Some(arg) => arg.clone(),
+            None => match (deduced.get(&name), default) {
+                (Some(arg), _) => arg.clone(),
+                (None, Some(d)) => argument(ctx, is_type, d),
+                (None, None) if is_type => TemplateArg::Type(GENERIC_TYPE),
+                (None, None) => TemplateArg::Unknown,
+            },
+        };
+        let bound = match bound {
+            TemplateArg::Unknown => {
+                let span = ctx.span(p);
+                TemplateArg::Constant(ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &SrcType::Scalar(Type::I32), false, span))
+            }
+            other => other,
+        };
+        position += 1;
+        ctx.template_args.insert(name, bound);
+    }
+    std::mem::replace(&mut ctx.template_args, outer)
+}
+
+/// How an instantiation is named in messages: `reduce<float, 256>`, as written.
+pub fn instance_name<'t>(ctx: &Ctx<'t>, name: &str, args: &[Node<'t>]) -> String {
+    let parts: Vec<String> = args.iter().map(|&a| ctx.text(a).split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    format!("{name}<{}>", parts.join(", "))
+}
