@@ -1089,12 +1089,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return rv;
         }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
-            let def = defs
-                .iter()
-                .copied()
-                .find(|d| param_count(self.cx, *d) == Some(args.len()))
-                .or_else(|| defs.first().copied());
-            if let Some(def) = def {
+            if !defs.is_empty() {
                 let lowered: Vec<(Option<Place>, RV)> = args
                     .iter()
                     .map(|&a| {
@@ -1111,6 +1106,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         (place, rv)
                     })
                     .collect();
+                let def = self.choose_overload(&defs, &lowered);
                 return self.inline_call(def, name, &lowered, call);
             }
         }
@@ -1507,6 +1503,53 @@ fn pointer_space(ty: &SrcType) -> MemSpace {
 fn callee_name(text: &str) -> String {
     let t = text.split('<').next().unwrap_or(text);
     t.rsplit("::").next().unwrap_or(t).trim().to_string()
+}
+
+impl<'t> FnLowerer<'_, 't> {
+    /// The overload a call means: the definitions with as many parameters as
+    /// the call has arguments, ranked by how well each parameter's declared
+    /// type fits its argument (the same scalar type, then the same kind of
+    /// number); the first of the best. A parameter whose type does not
+    /// resolve (a template's `T`) fits anything.
+    fn choose_overload(&mut self, defs: &[Node<'t>], args: &[(Option<Place>, RV)]) -> Node<'t> {
+        let mut best: Option<(u32, Node<'t>)> = None;
+        let arity: Vec<Node<'t>> = defs.iter().copied().filter(|d| param_count(self.cx, *d) == Some(args.len())).collect();
+        for def in arity {
+            let score = self.overload_fit(def, args);
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, def));
+            }
+        }
+        best.map_or(defs[0], |(_, d)| d)
+    }
+
+    fn overload_fit(&mut self, def: Node<'t>, args: &[(Option<Place>, RV)]) -> u32 {
+        let Some(list) = def.field(self.cx.fields.declarator).and_then(|d| crate::stmt::find_parameter_list(self.cx, d)) else { return 0 };
+        let mut c = list.walk();
+        let params: Vec<Node<'t>> = list.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
+        let mut score = 0;
+        for (p, (_, rv)) in params.into_iter().zip(args) {
+            let declared = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+            let pointer = p.field(self.cx.fields.declarator).is_some_and(|d| self.cx.kind(d) == "pointer_declarator");
+            let (Some(declared), arg) = (declared, &rv.ty) else {
+                score += 2;
+                continue;
+            };
+            let arg = match (arg, pointer) {
+                (SrcType::Pointer(elem, _), true) => (**elem).clone(),
+                (_, true) => continue,
+                (t, false) => t.clone(),
+            };
+            let (want, have) = (declared.scalar(&self.cx.structs), arg.scalar(&self.cx.structs));
+            let shape = std::mem::discriminant(&declared) == std::mem::discriminant(&arg);
+            score += match (want == have, want.is_float() == have.is_float()) {
+                (true, _) => 2,
+                (false, true) => 1,
+                _ => 0,
+            } + shape as u32;
+        }
+        score
+    }
 }
 
 fn param_count(cx: &Ctx, def: Node) -> Option<usize> {

@@ -886,7 +886,7 @@ fn unwrap_condition<'t>(cx: &Ctx, n: Node<'t>) -> Node<'t> {
     n
 }
 
-fn find_parameter_list<'t>(cx: &Ctx, mut d: Node<'t>) -> Option<Node<'t>> {
+pub fn find_parameter_list<'t>(cx: &Ctx, mut d: Node<'t>) -> Option<Node<'t>> {
     for _ in 0..32 {
         if cx.kind(d) == "function_declarator" {
             return d.field(cx.fields.parameters);
