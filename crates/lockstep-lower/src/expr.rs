@@ -318,6 +318,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let name = self.cx.text(n);
         if let Some(b) = self.lookup(name).cloned() {
             return match b {
+                // An array used as a value decays to a pointer to its first element.
+                Binding::Place(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) if space != MemSpace::Private => {
+                    let ptr = self.emit(Op::AddrOf(root, base), Type::Ptr(space), span);
+                    RV { vals: vec![ptr], ty: SrcType::Pointer(elem, space) }
+                }
                 Binding::Place(p) => self.read_place(&p, span),
                 Binding::Sync(s) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s) },
             };
@@ -588,7 +593,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.emit(Op::Binary(BinOp::Add, base, add), t, span)
     }
 
-    fn sub_place(&mut self, base: Place, fname: &str, span: Span) -> Option<Place> {
+    pub fn sub_place(&mut self, base: Place, fname: &str, span: Span) -> Option<Place> {
         let _ = span;
         match base {
             Place::Vars { vars, ty } => {
@@ -1311,6 +1316,25 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if self.cx.kind(obj) == "identifier" && self.lookup(self.cx.text(obj)).is_none() {
             if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(obj)) {
                 return self.resource_method(global, kind, &elem, writable, method, args, call, span);
+            }
+        }
+        // A member function with a body: inlined with the object's fields in scope.
+        if let Some(receiver @ Place::Mem { ty: SrcType::Struct(si), .. } | receiver @ Place::Vars { ty: SrcType::Struct(si), .. }) = self.place(obj) {
+            if let Some(defs) = self.cx.methods.get(&(si, method.to_string())).cloned() {
+                let lowered: Vec<(Option<Place>, RV)> = args
+                    .iter()
+                    .map(|&a| {
+                        let place = self.place(a);
+                        let rv = match &place {
+                            Some(p) => self.read_place(p, span),
+                            None => self.expr(a),
+                        };
+                        (place, rv)
+                    })
+                    .collect();
+                let def = self.choose_overload(&defs, &lowered);
+                self.receiver = Some(receiver);
+                return self.inline_call(def, method, &lowered, call);
             }
         }
         let rvs = args.iter().map(|&a| self.expr(a)).collect();

@@ -41,6 +41,8 @@ pub struct Ctx<'t> {
     pub globals: FxHashMap<String, GlobalBinding>,
     /// Function definitions by name, for inlining at call sites.
     pub funcs: FxHashMap<String, Vec<Node<'t>>>,
+    /// Member functions with bodies, by struct and name.
+    pub methods: FxHashMap<(usize, String), Vec<Node<'t>>>,
     /// The template parameters of the code being lowered, bound.
     pub template_args: Bindings,
     /// Explicit instantiations (`template __global__ void k<float, 16>(…);`)
@@ -190,6 +192,8 @@ impl<'t> Ctx<'t> {
                         Some(SrcType::Matrix(elem.scalar(&self.structs), r.clamp(1, 4) as u32, c.clamp(1, 4) as u32))
                     }
                     "thread_block_tile" => Some(SrcType::SyncObject(lockstep_ir::Scope::Wave)),
+                    // A class template (its layout read generically).
+                    _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
                     _ => Some(elem),
                 }
             }
@@ -231,8 +235,24 @@ impl<'t> Ctx<'t> {
             return name.and_then(|nm| self.struct_names.get(&nm).map(|&i| SrcType::Struct(i)));
         };
         let mut fields = Vec::new();
+        let mut methods = Vec::new();
         let mut c = body.walk();
         for fd in body.named_children(&mut c) {
+            let def = match self.kind(fd) {
+                "template_declaration" => {
+                    let mut cc = fd.walk();
+                    let found = fd.named_children(&mut cc).find(|x| self.kind(*x) == "function_definition");
+                    found
+                }
+                "function_definition" => Some(fd),
+                _ => None,
+            };
+            if let Some(def) = def.filter(|d| d.field(self.fields.body).is_some()) {
+                if let Some(name) = function_name(self, def) {
+                    methods.push((name, def));
+                }
+                continue;
+            }
             if self.kind(fd) != "field_declaration" {
                 continue;
             }
@@ -248,6 +268,9 @@ impl<'t> Ctx<'t> {
         let idx = self.structs.len();
         let nm = name.unwrap_or_else(|| format!("<anon{idx}>"));
         self.structs.push(StructDef { fields });
+        for (name, def) in methods {
+            self.methods.entry((idx, name)).or_default().push(def);
+        }
         self.struct_names.insert(nm, idx);
         Some(SrcType::Struct(idx))
     }
@@ -405,6 +428,7 @@ pub fn lower_tree_streaming(
         typedefs: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
+        methods: FxHashMap::default(),
         template_args: Bindings::default(),
         instantiations: FxHashMap::default(),
         options,
@@ -627,7 +651,13 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
             | "preproc_ifdef" | "preproc_else" | "export_declaration" => collect_items(ctx, item, kernels, depth + 1),
             "declaration" => global_declaration(ctx, item),
             "struct_specifier" | "class_specifier" => {
+                // A class template's layout is read with its parameters generic.
+                let params = template::template_parameters(ctx, item);
+                if let Some(params) = params {
+                    ctx.template_args = template::bind(ctx, params, &[], &Bindings::default());
+                }
                 ctx.struct_type(item);
+                ctx.template_args.clear();
             }
             "type_definition" => {
                 if let Some(t) = item.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) {

@@ -97,6 +97,8 @@ pub struct FnLowerer<'c, 't> {
     pub group_size: Option<[u32; 3]>,
     /// Blocks holding code that follows a `return`, `break` or `continue`.
     unreachable: FxHashSet<BlockId>,
+    /// The object of the member function about to be inlined.
+    pub receiver: Option<Place>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -118,6 +120,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             depth: 0,
             group_size: info.group_size,
             unreachable: FxHashSet::default(),
+            receiver: None,
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -585,6 +588,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         for d in decls {
             let init = if self.cx.kind(d) == "init_declarator" { d.field(self.cx.fields.value) } else { None };
             let span = self.span(d);
+            // `T& r = place;`: the name stands for the place (nothing is read).
+            if let (Some(inner), Some(init)) = (d.field(self.cx.fields.declarator).filter(|x| has_reference(self.cx, *x)), init) {
+                if let (Some(name), Some(place)) = (declarator_name(self.cx, inner), self.place(init)) {
+                    self.bind(name, Binding::Place(place));
+                    continue;
+                }
+            }
             // `auto` and unknown type names take the initializer's type.
             let declared = base.clone().and_then(|b| self.cx.declarator(d, b, MemSpace::Unknown));
             let (name, ty, init_rv) = match declared {
@@ -700,6 +710,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// Lowers a call to a helper with a body by inlining it here.
     pub fn inline_call(&mut self, def: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
         let span = self.span(call);
+        let receiver = self.receiver.take();
         if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
             self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
             return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
@@ -726,6 +737,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![FxHashMap::default()]);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
+        // A member function sees its object's fields by name.
+        if let Some(receiver) = receiver {
+            let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
+            let names: Vec<String> = self.cx.structs[si].fields.iter().map(|(n, _)| n.clone()).collect();
+            for fname in names {
+                if let Some(field) = self.sub_place(receiver.clone(), &fname, span) {
+                    self.bind(fname, Binding::Place(field));
+                }
+            }
+        }
         if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
             let mut c = params.walk();
             let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
