@@ -47,6 +47,8 @@ pub struct ResourceType {
 pub struct SyncObject {
     /// The function returning the object (`this_thread_block`).
     pub constructor: &'static str,
+    /// The object's type (`thread_block`), for declarations and parameters.
+    pub type_name: &'static str,
     pub exec: Scope,
 }
 
@@ -338,10 +340,10 @@ pub static CUDA: Dialect = Dialect {
     wave_mask_first: true,
     math: MATH_COMMON,
     sync_objects: &[
-        SyncObject { constructor: "this_thread_block", exec: Scope::Group },
-        SyncObject { constructor: "this_grid", exec: Scope::Device },
-        SyncObject { constructor: "tiled_partition", exec: Scope::Wave },
-        SyncObject { constructor: "coalesced_threads", exec: Scope::Wave },
+        SyncObject { constructor: "this_thread_block", type_name: "thread_block", exec: Scope::Group },
+        SyncObject { constructor: "this_grid", type_name: "grid_group", exec: Scope::Device },
+        SyncObject { constructor: "tiled_partition", type_name: "thread_block_tile", exec: Scope::Wave },
+        SyncObject { constructor: "coalesced_threads", type_name: "coalesced_group", exec: Scope::Wave },
     ],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
@@ -406,6 +408,11 @@ impl Dialect {
     }
     pub fn sync_object(&self, constructor: &str) -> Option<Scope> {
         self.sync_objects.iter().find(|s| s.constructor == constructor).map(|s| s.exec)
+    }
+
+    /// The scope of a synchronization object's type (`thread_block`).
+    pub fn sync_object_type(&self, type_name: &str) -> Option<Scope> {
+        self.sync_objects.iter().find(|s| s.type_name == type_name).map(|s| s.exec)
     }
 }
 

@@ -324,7 +324,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     RV { vals: vec![ptr], ty: SrcType::Pointer(elem, space) }
                 }
                 Binding::Place(p) => self.read_place(&p, span),
-                Binding::Sync(s) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s) },
+                Binding::Sync(s, w) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s, w) },
             };
         }
         if let Some(bv) = self.cx.d.builtin_var(name) {
@@ -1036,13 +1036,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
             for &a in args {
                 self.expr(a);
             }
-            return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope) };
+            // `tiled_partition<16>(block)` or `tiled_partition(block, 16)`.
+            let explicit = call.field(self.cx.fields.function).filter(|f| self.cx.kind(*f) == "template_function").and_then(|f| f.field(self.cx.fields.arguments)).and_then(|a| a.named_child(0));
+            let width = explicit.or_else(|| args.get(1).copied()).and_then(|w| self.cx.const_int(w)).map(|w| w.clamp(1, 1024) as u32);
+            return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope, width) };
         }
-        if name == "sync" && args.len() == 1 {
-            // cooperative_groups::sync(group)
-            let g = self.expr(args[0]);
-            if let SrcType::SyncObject(scope) = g.ty {
-                return self.sync_object_barrier(scope, span);
+        if let Some(first) = args.first() {
+            // Free functions taking a group first: `cg::sync(g)`, `cg::reduce(tile, v, op)`.
+            if let Some(SrcType::SyncObject(scope, width)) = self.group_argument(*first) {
+                if let Some(rv) = self.group_call(scope, width, name, &args[1..], span) {
+                    return rv;
+                }
             }
         }
         if d.discard_if_negative == Some(name) && args.len() == 1 {
@@ -1123,6 +1127,111 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(name, rvs, span)
+    }
+
+    /// The type of an expression that may name a cooperative group (without
+    /// lowering anything else twice).
+    fn group_argument(&mut self, n: Node<'t>) -> Option<SrcType> {
+        match self.cx.kind(n) {
+            "identifier" => match self.lookup(self.cx.text(n)) {
+                Some(&Binding::Sync(s, w)) => Some(SrcType::SyncObject(s, w)),
+                _ => None,
+            },
+            "call_expression" => {
+                let name = n.field(self.cx.fields.function).map(|f| callee_name(self.cx.text(f)))?;
+                self.cx.d.sync_object(&name)?;
+                Some(self.expr(n).ty)
+            }
+            _ => None,
+        }
+    }
+
+    /// An operation on a cooperative group (`g.sync()`, `cg::sync(g)`,
+    /// `tile.thread_rank()`, `tile.shfl_down(v, 1)`, `cg::reduce(tile, v,
+    /// cg::plus<int>())`); None for one not modelled. A tile narrower than a
+    /// wave synchronizes as the wave does.
+    fn group_call(&mut self, scope: Scope, width: Option<u32>, op: &str, args: &[Node<'t>], span: Span) -> Option<RV> {
+        let wave_op = match op {
+            "shfl" => Some(WaveOp::Shuffle),
+            "shfl_up" => Some(WaveOp::ShuffleUp),
+            "shfl_down" => Some(WaveOp::ShuffleDown),
+            "shfl_xor" => Some(WaveOp::ShuffleXor),
+            "any" => Some(WaveOp::AnyTrue),
+            "all" => Some(WaveOp::AllTrue),
+            "ballot" => Some(WaveOp::Ballot),
+            "match_any" => Some(WaveOp::MatchAny),
+            _ => None,
+        };
+        if let Some(w) = wave_op.filter(|_| scope == Scope::Wave) {
+            let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+            let ty = rvs.first().map_or(SrcType::Scalar(Type::U32), |rv| rv.ty.clone());
+            return Some(self.wave(w, rvs.into_iter().flat_map(|rv| rv.vals).collect(), ty, span));
+        }
+        // A tile's threads are consecutive flat indices: rank and tile number
+        // are the flat index modulo and divided by its width.
+        let flat_by_width = |l: &mut Self, op: BinOp| -> Value {
+            let flat = l.builtin(Builtin::LocalIndex, span);
+            let w = match width {
+                Some(w) => l.int(Type::U32, w as i64, span),
+                None => l.builtin(Builtin::WaveSize, span),
+            };
+            l.fold_or_emit(op, flat, w, Type::U32, span)
+        };
+        let v = match (op, scope) {
+            ("sync" | "barrier_wait", _) => return Some(self.sync_object_barrier(scope, span)),
+            ("thread_rank", Scope::Wave) => flat_by_width(self, BinOp::Rem),
+            ("thread_rank", Scope::Group) => self.builtin(Builtin::LocalIndex, span),
+            ("meta_group_rank", Scope::Wave) => flat_by_width(self, BinOp::Div),
+            ("size" | "num_threads", Scope::Wave) => match width {
+                Some(w) => self.int(Type::U32, w as i64, span),
+                None => self.builtin(Builtin::WaveSize, span),
+            },
+            ("size" | "num_threads", Scope::Group) => self.group_thread_count(span),
+            ("meta_group_size", Scope::Wave) => {
+                let all = self.group_thread_count(span);
+                let w = match width {
+                    Some(w) => self.int(Type::U32, w as i64, span),
+                    None => self.builtin(Builtin::WaveSize, span),
+                };
+                self.fold_or_emit(BinOp::Div, all, w, Type::U32, span)
+            }
+            ("group_index", _) => {
+                let vals = (0..3).map(|a| self.builtin(Builtin::GroupId(a), span)).collect();
+                return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
+            }
+            ("thread_index", _) => {
+                let vals = (0..3).map(|a| self.builtin(Builtin::LocalId(a), span)).collect();
+                return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
+            }
+            ("group_dim" | "dim_threads", _) => {
+                let vals = (0..3).map(|a| self.builtin(Builtin::GroupSize(a), span)).collect();
+                return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
+            }
+            ("reduce" | "inclusive_scan" | "exclusive_scan", Scope::Wave) => {
+                let value = self.expr(*args.first()?);
+                let combine = args.get(1).map(|&o| self.cx.text(o)).unwrap_or("plus");
+                let reduction = match (op, combine) {
+                    ("reduce", c) if c.contains("plus") => WaveOp::Sum,
+                    ("reduce", c) if c.contains("less") => WaveOp::Min,
+                    ("reduce", c) if c.contains("greater") => WaveOp::Max,
+                    ("reduce", c) if c.contains("bit_and") => WaveOp::BitAnd,
+                    ("reduce", c) if c.contains("bit_or") => WaveOp::BitOr,
+                    ("reduce", c) if c.contains("bit_xor") => WaveOp::BitXor,
+                    (_, c) if c.contains("plus") => WaveOp::PrefixSum,
+                    _ => return None,
+                };
+                let ty = value.ty.clone();
+                let exclusive = self.wave(reduction, value.vals.clone(), ty.clone(), span);
+                if op != "inclusive_scan" {
+                    return Some(exclusive);
+                }
+                let t = ty.scalar(&self.cx.structs);
+                let vals = exclusive.vals.iter().zip(&value.vals).map(|(&e, &v)| self.fold_or_emit(BinOp::Add, e, v, t, span)).collect();
+                return Some(RV { vals, ty });
+            }
+            _ => return None,
+        };
+        Some(self.scalar(v))
     }
 
     fn sync_object_barrier(&mut self, scope: Scope, span: Span) -> RV {
@@ -1279,38 +1388,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
         // Cooperative groups: block.sync(), tile.thread_rank().
-        let obj_rv_ty = match self.cx.kind(obj) {
-            "identifier" => match self.lookup(self.cx.text(obj)) {
-                Some(Binding::Sync(s)) => Some(*s),
-                _ => None,
-            },
-            "call_expression" => {
-                let rv = self.expr(obj);
-                if let SrcType::SyncObject(s) = rv.ty {
-                    Some(s)
-                } else {
-                    None
-                }
+        if let Some(SrcType::SyncObject(scope, width)) = self.group_argument(obj) {
+            if let Some(rv) = self.group_call(scope, width, method, args, span) {
+                return rv;
             }
-            _ => None,
-        };
-        if let Some(scope) = obj_rv_ty {
-            return match method {
-                "sync" | "barrier_wait" => self.sync_object_barrier(scope, span),
-                "thread_rank" => {
-                    let b = if scope == Scope::Wave { Builtin::LaneId } else { Builtin::LocalIndex };
-                    let v = self.builtin(b, span);
-                    self.scalar(v)
-                }
-                "size" | "num_threads" => {
-                    let v = if scope == Scope::Wave { self.builtin(Builtin::WaveSize, span) } else { self.group_thread_count(span) };
-                    self.scalar(v)
-                }
-                _ => {
-                    let rvs = args.iter().map(|&a| self.expr(a)).collect();
-                    self.opaque_call(method, rvs, span)
-                }
-            };
+            let what = format!("the cooperative-groups operation `{method}`");
+            let operands = args.iter().flat_map(|&a| self.expr(a).vals).collect();
+            let v = self.unmodelled(call, what, operands, span);
+            return self.scalar(v);
         }
         // HLSL resources.
         if self.cx.kind(obj) == "identifier" && self.lookup(self.cx.text(obj)).is_none() {

@@ -147,6 +147,9 @@ impl<'t> Ctx<'t> {
                 if let Some(TemplateArg::Type(t)) = self.template_args.get(text) {
                     return Some(t.clone());
                 }
+                if let Some(scope) = self.d.sync_object_type(text) {
+                    return Some(SrcType::SyncObject(scope, None));
+                }
                 let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 if let Some(t) = parse_numeric(&normalized) {
                     return Some(t);
@@ -191,7 +194,10 @@ impl<'t> Ctx<'t> {
                         let c = args.and_then(|a| a.named_child(2)).and_then(|c| self.const_int(c)).unwrap_or(4);
                         Some(SrcType::Matrix(elem.scalar(&self.structs), r.clamp(1, 4) as u32, c.clamp(1, 4) as u32))
                     }
-                    "thread_block_tile" => Some(SrcType::SyncObject(lockstep_ir::Scope::Wave)),
+                    _ if self.d.sync_object_type(&name).is_some() => {
+                        let width = args.and_then(|a| a.named_child(0)).and_then(|c| self.const_int(c)).map(|w| w.clamp(1, 1024) as u32);
+                        Some(SrcType::SyncObject(self.d.sync_object_type(&name)?, width))
+                    }
                     // A class template (its layout read generically).
                     _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
                     _ => Some(elem),

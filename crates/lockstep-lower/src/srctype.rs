@@ -14,8 +14,10 @@ pub enum SrcType {
     Struct(usize),
     Pointer(Box<SrcType>, MemSpace),
     Resource { kind: ResourceKind, elem: Box<SrcType>, writable: bool },
-    /// A cooperative-groups object whose `.sync()` is a barrier of this scope.
-    SyncObject(lockstep_ir::Scope),
+    /// A cooperative-groups object whose `.sync()` is a barrier of this scope,
+    /// with its width in threads when the type or constructor fixes it
+    /// (`thread_block_tile<16>`).
+    SyncObject(lockstep_ir::Scope, Option<u32>),
 }
 
 /// Structs of more cells than this keep numbered cells in messages.
@@ -30,7 +32,7 @@ impl SrcType {
     /// Number of scalar cells.
     pub fn cells(&self, structs: &[StructDef]) -> u64 {
         match self {
-            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => 0,
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(..) => 0,
             SrcType::Scalar(_) | SrcType::Pointer(..) => 1,
             SrcType::Vector(_, n) => *n as u64,
             SrcType::Matrix(_, r, c) => (*r * *c) as u64,
@@ -60,7 +62,7 @@ impl SrcType {
                     }
                 }
             }
-            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => {}
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(..) => {}
         }
     }
 
@@ -106,7 +108,7 @@ impl SrcType {
                     path.truncate(at);
                 }
             }
-            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(_) => {}
+            SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(..) => {}
         }
     }
 

@@ -69,7 +69,7 @@ impl Offsets {
 #[derive(Clone, Debug)]
 pub enum Binding {
     Place(Place),
-    Sync(Scope),
+    Sync(Scope, Option<u32>),
 }
 
 struct LoopTargets {
@@ -347,7 +347,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             "expression_statement" => {
                 if let Some(e) = n.named_child(0) {
-                    self.expr(e);
+                    if !self.template_declaration_read_as_comparison(e) {
+                        self.expr(e);
+                    }
                 }
             }
             "declaration" => self.declaration(n),
@@ -619,8 +621,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.bind(name, Binding::Place(place));
                 continue;
             }
-            if let SrcType::SyncObject(scope) = ty {
-                self.bind(name, Binding::Sync(scope));
+            if let SrcType::SyncObject(scope, width) = ty {
+                // The constructor may fix the width the type leaves open (`auto t = tiled_partition<16>(b)`).
+                let width = match (width, init_rv.as_ref().map(|rv| &rv.ty)) {
+                    (None, Some(SrcType::SyncObject(_, w))) => *w,
+                    (None, None) => match init.map(|i| self.expr(i).ty) {
+                        Some(SrcType::SyncObject(_, w)) => w,
+                        _ => None,
+                    },
+                    _ => width,
+                };
+                self.bind(name, Binding::Sync(scope, width));
                 continue;
             }
             if let (true, true, SrcType::Scalar(t), Some(init)) = (is_const || is_static, init_rv.is_none(), &ty, init) {
@@ -761,9 +772,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let pspan = self.span(p);
                 match (by_ref, place) {
                     (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
-                    _ if matches!(rv.ty, SrcType::SyncObject(_)) => {
-                        if let SrcType::SyncObject(s) = rv.ty {
-                            self.bind(pname, Binding::Sync(s))
+                    _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
+                        if let SrcType::SyncObject(s, w) = rv.ty {
+                            self.bind(pname, Binding::Sync(s, w))
                         }
                     }
                     // Arrays decay to references to the caller's memory.
@@ -838,6 +849,60 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let flat: Vec<Value> = args.iter().flat_map(|a| a.vals.iter().copied()).collect();
         let v = self.emit(Op::Call(lockstep_ir::Callee::Opaque(name.to_string()), flat), Type::I32, span);
         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
+    }
+
+    /// `cg::thread_block_tile<32> tile = …;` can parse as the comparison
+    /// `(cg::thread_block_tile < 32) > (tile = …)`: the grammar does not know
+    /// which names are templates, and we do. Declares the variable when the
+    /// leftmost name is a type template; false when it is not one.
+    fn template_declaration_read_as_comparison(&mut self, e: Node<'t>) -> bool {
+        let op = |n: Node<'t>| n.field(self.cx.fields.operator).map(|o| self.cx.text(o));
+        if self.cx.kind(e) != "binary_expression" || op(e) != Some(">") {
+            return false;
+        }
+        let (Some(open), Some(rest)) = (e.field(self.cx.fields.left), e.field(self.cx.fields.right)) else { return false };
+        if self.cx.kind(open) != "binary_expression" || op(open) != Some("<") {
+            return false;
+        }
+        let (Some(template), Some(argument)) = (open.field(self.cx.fields.left), open.field(self.cx.fields.right)) else { return false };
+        let name = self.cx.text(template).rsplit("::").next().unwrap_or_default().trim();
+        let ty = if let Some(scope) = self.cx.d.sync_object_type(name) {
+            SrcType::SyncObject(scope, self.cx.const_int(argument).map(|w| w.clamp(1, 1024) as u32))
+        } else if let Some(&si) = self.cx.struct_names.get(name) {
+            SrcType::Struct(si)
+        } else {
+            return false;
+        };
+        let (var, init) = match self.cx.kind(rest) {
+            "identifier" => (rest, None),
+            "assignment_expression" if op(rest) == Some("=") => match rest.field(self.cx.fields.left).filter(|l| self.cx.kind(*l) == "identifier") {
+                Some(l) => (l, rest.field(self.cx.fields.right)),
+                None => return false,
+            },
+            _ => return false,
+        };
+        let name = self.cx.text(var).to_string();
+        let span = self.span(e);
+        match ty {
+            SrcType::SyncObject(scope, width) => {
+                let from_init = init.map(|i| self.expr(i).ty);
+                let width = match (width, from_init) {
+                    (None, Some(SrcType::SyncObject(_, w))) => w,
+                    _ => width,
+                };
+                self.bind(name, Binding::Sync(scope, width));
+            }
+            ty => {
+                let vars = self.new_vars(&ty, &name);
+                let place = Place::Vars { vars, ty };
+                if let Some(init) = init {
+                    let rv = self.expr(init);
+                    self.assign(&place, &rv, span, Some(&name));
+                }
+                self.bind(name, Binding::Place(place));
+            }
+        }
+        true
     }
 
     /// A construct the lowering cannot model: one `unsupported` note saying
