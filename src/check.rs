@@ -49,6 +49,12 @@ pub struct CheckArgs {
     /// Treat calls to functions without a body as touching no shared or device memory.
     #[arg(long)]
     pub assume_calls_safe: bool,
+    /// Also report races lockstep could not prove (`possible-race` warnings).
+    #[arg(long)]
+    pub include_unproven: bool,
+    /// Also report stores where every thread writes the same value (`benign-race` notes).
+    #[arg(long)]
+    pub include_benign: bool,
 }
 
 /// `--dead-barriers`: a mode, or off.
@@ -172,7 +178,13 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 let lang = args.lang.or_else(|| Lang::from_path(path)).unwrap_or(Lang::Hlsl);
-                let checks = CheckOptions { dead_barriers: args.dead_barriers.0, assume_calls_safe: args.assume_calls_safe, races: true };
+                let checks = CheckOptions {
+                    dead_barriers: args.dead_barriers.0,
+                    assume_calls_safe: args.assume_calls_safe,
+                    races: true,
+                    include_unproven: args.include_unproven,
+                    include_benign: args.include_benign,
+                };
                 let r = check_file_with(path, lang, &options, checks);
                 *results[i].lock().expect("no poisoned lock") = Some(r);
             });

@@ -3,11 +3,13 @@
 //! - `// expect: RULE[, RULE…]` — a diagnostic of each rule must start on this line;
 //! - `// label: RULE` — a diagnostic of RULE must have a secondary label on this line;
 //! - `// ok` or `// ok: RULE` — no diagnostic (of RULE) may start on this line;
-//! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`, `-D N=V`).
+//! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`, `-D N=V`,
+//!   `--include-unproven`, `--include-benign`).
 //!
 //! The harness fails on every missing and every unexpected diagnostic.
 
-use lockstep::check::{check_file, parse_defines, parse_group_size};
+use lockstep::check::{check_file_with, parse_defines, parse_group_size};
+use lockstep_checks::CheckOptions;
 use lockstep_lower::{Lang, Options};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ struct Expectations {
     labels: BTreeSet<(String, u32)>,
     ok: Vec<(Option<String>, u32)>,
     options: Options,
+    checks: CheckOptions,
 }
 
 /// The rule list after a marker, up to the next `//` (markers can share a line).
@@ -53,6 +56,8 @@ fn parse(text: &str) -> Expectations {
                     "--group-size" => e.options.group_size = it.next().and_then(|v| parse_group_size(v).ok()),
                     "-D" => e.options.defines.extend(parse_defines(&[it.next().unwrap_or(&"").to_string()])),
                     "-I" => e.options.include_dirs.push(PathBuf::from(it.next().unwrap_or(&""))),
+                    "--include-unproven" => e.checks.include_unproven = true,
+                    "--include-benign" => e.checks.include_benign = true,
                     other => panic!("unknown fixture argument `{other}`"),
                 }
             }
@@ -68,7 +73,7 @@ fn check_fixture(path: &Path) -> Result<(), String> {
         *dir = path.parent().unwrap().join(&*dir);
     }
     let lang = Lang::from_path(path).ok_or("unknown extension")?;
-    let report = check_file(path, lang, &exp.options)?;
+    let report = check_file_with(path, lang, &exp.options, exp.checks)?;
     let mut got = BTreeSet::new();
     let mut got_labels = BTreeSet::new();
     for d in &report.diagnostics {

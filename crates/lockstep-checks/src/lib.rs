@@ -56,11 +56,15 @@ pub struct CheckOptions {
     pub assume_calls_safe: bool,
     /// Run the race checks (shared- and device-memory hazards).
     pub races: bool,
+    /// Also report races lockstep could not prove (`possible-race`).
+    pub include_unproven: bool,
+    /// Also report races where every thread stores the same value (`benign-race`).
+    pub include_benign: bool,
 }
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { dead_barriers: Some(lockstep_dbe::Mode::Precise), assume_calls_safe: false, races: true }
+        CheckOptions { dead_barriers: Some(lockstep_dbe::Mode::Precise), assume_calls_safe: false, races: true, include_unproven: false, include_benign: false }
     }
 }
 
@@ -92,7 +96,7 @@ impl FileChecker {
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
             let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);
-            races::check(db, facts, &likely, out);
+            races::check(db, facts, &likely, &self.options, out);
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };

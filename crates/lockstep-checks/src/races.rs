@@ -4,15 +4,94 @@
 
 use crate::KernelFacts;
 use lockstep_diag::{Diagnostic, Severity};
-use lockstep_ir::{Function, Module, Value};
+use lockstep_ir::{BinOp, Callee, Function, Module, Op, Value};
 use lockstep_race::intervals::{AccessKind, Alloc};
 use lockstep_race::sym::Witness;
 use lockstep_race::{At, Finding, Hazard, Rule, MANY_ITERATIONS};
 use lockstep_source::SourceDb;
 
-pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, out: &mut Vec<Diagnostic>) {
+/// Rule ids of the quieter classes a race finding can fall into.
+pub const POSSIBLE_RACE: &str = "possible-race";
+pub const BENIGN_RACE: &str = "benign-race";
+pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
+
+pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, out: &mut Vec<Diagnostic>) {
     for finding in lockstep_race::analyze_kernel(k.module, oracle.kernel()).0 {
-        out.push(report(db, k.module, &k.func, &finding));
+        let d = report(db, k.module, &k.func, &finding);
+        let shown = match d.rule.as_str() {
+            POSSIBLE_RACE => options.include_unproven,
+            BENIGN_RACE => options.include_benign,
+            _ => true,
+        };
+        if shown {
+            out.push(d);
+        }
+    }
+}
+
+/// What a finding is, once classified: proven races are errors; a witness
+/// the solver could not confirm, or one that relies on values read from
+/// memory (which the program may never hold), is only a possible race;
+/// every thread storing one value is benign; reading memory nobody wrote is
+/// its own mistake, not a race between threads.
+fn class(x: &Finding, reads_data: bool) -> (&'static str, Severity) {
+    if reads_data || x.witness.as_ref().is_some_and(|w| !w.exact) {
+        (POSSIBLE_RACE, Severity::Warning)
+    } else if x.same_value {
+        (BENIGN_RACE, Severity::Note)
+    } else if x.rule == Rule::SharedFirstRead && x.earlier.is_none() {
+        (SHARED_READ_UNINITIALIZED, Severity::Warning)
+    } else {
+        (x.rule.id(), Severity::Error)
+    }
+}
+
+/// What an access's index depends on that lockstep cannot pin down, in
+/// words: data read from memory or exchanged between lanes (`data`), and
+/// arithmetic the solver may not decide (`hard`). Kernel parameters and
+/// constant buffers are launch inputs, not data: a witness may choose them.
+#[derive(Default)]
+struct Undecided {
+    data: Vec<String>,
+    hard: Vec<String>,
+}
+
+fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided) {
+    let mut stack = vec![index];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) || seen.len() > 256 {
+            continue;
+        }
+        let inst = f.inst(v);
+        let (words, data) = match &inst.op {
+            Op::Load(r) if r.space == lockstep_ir::MemSpace::Constant => (None, false),
+            Op::Load(r) => (Some(format!("a value loaded from `{}`", root_name(m, f, &r.root))), true),
+            Op::Atomic(_, r, _) => (Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))), true),
+            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => (Some(format!("the result of `{name}`")), true),
+            Op::Wave(..) => (Some("a value exchanged between lanes".to_string()), true),
+            Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
+            Op::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
+            _ => (None, false),
+        };
+        if let Some(w) = words {
+            let list = if data { &mut out.data } else { &mut out.hard };
+            if !list.contains(&w) {
+                list.push(w);
+            }
+        }
+        if !matches!(inst.op, Op::Load(_) | Op::Atomic(..)) {
+            inst.op.for_each_operand(|o| stack.push(o));
+        }
+    }
+}
+
+fn root_name(m: &Module, f: &Function, root: &lockstep_ir::Root) -> String {
+    match root {
+        lockstep_ir::Root::Global(g) => m.global(*g).name.clone(),
+        lockstep_ir::Root::Param(p) => f.params.get(*p as usize).map_or_else(|| format!("parameter {p}"), |p| p.name.clone()),
+        lockstep_ir::Root::Local(l) => f.locals.get(l.0 as usize).map_or_else(|| "a local array".to_string(), |l| l.name.clone()),
+        lockstep_ir::Root::Ptr(_) => "memory reached through a pointer".to_string(),
     }
 }
 
@@ -113,7 +192,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
         (Some(e), Some(w)) => witness_sentence(db, m, f, x, e, w),
         _ => String::new(),
     };
-    let severity = if x.same_value { Severity::Warning } else { Severity::Error };
+    let mut undecided = Undecided::default();
+    for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
+        if let Some(r) = f.inst(at.inst).op.mem_ref() {
+            undecided_inputs(m, f, r.index, &mut undecided);
+        }
+    }
+    let (class_id, severity) = class(x, !undecided.data.is_empty());
     let hlsl = m.collective_fences;
     let (span, message) = match x.rule {
         Rule::FenceWithoutSync => {
@@ -137,7 +222,8 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
         Rule::DeviceRace => (later_span, format!("{hz} race on device memory `{name}`: {sentence}")),
         Rule::SharedRaw | Rule::SharedWar | Rule::SharedWaw => (later_span, format!("{hz} race on `{name}` with no barrier between: {sentence}")),
     };
-    let mut d = Diagnostic::new(x.rule.id(), severity, span, message);
+    let message = if class_id == POSSIBLE_RACE { format!("possible {message}") } else { message };
+    let mut d = Diagnostic::new(class_id, severity, span, message);
     d = if x.rule == Rule::FenceWithoutSync {
         d.with_primary_label("a fence, not a barrier")
             .with_label(later_span, format!("this {} by one thread is not ordered by the fence", noun(x.later.kind)))
@@ -196,8 +282,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
     if x.same_value {
         d = d.with_note("every thread stores the same group-uniform value, so the outcome does not depend on which write lands last; it is still a data race in the memory model");
     }
-    if x.witness.as_ref().is_some_and(|w| !w.exact) {
-        d = d.with_note("the indices could not be compared exactly; lockstep assumes they may overlap, and the threads shown are one candidate");
+    if class_id == POSSIBLE_RACE {
+        let inputs: Vec<String> = undecided.data.into_iter().chain(undecided.hard).collect();
+        let why = if inputs.is_empty() { "the indices are too involved for lockstep to compare".to_string() } else { format!("the indices use {}", inputs.join(", ")) };
+        d = d.with_note(format!(
+            "not proven: {why}; the threads shown are a candidate that satisfies what lockstep could decide. If it happens, this is `{}`",
+            x.rule.id()
+        ));
     }
     d.with_macro_notes(db)
 }

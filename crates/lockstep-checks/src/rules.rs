@@ -77,6 +77,27 @@ pub static RULES: &[Rule] = &[
         doc: include_str!("../../../docs/rules/fence-without-sync.md"),
     },
     Rule {
+        id: "shared-read-uninitialized",
+        severity: Severity::Warning,
+        summary: "group-shared memory read before any thread of the group wrote it",
+        fix: false,
+        doc: include_str!("../../../docs/rules/shared-read-uninitialized.md"),
+    },
+    Rule {
+        id: "possible-race",
+        severity: Severity::Warning,
+        summary: "a race lockstep could not prove, because its witness needs data from memory or arithmetic it cannot decide (off by default)",
+        fix: false,
+        doc: include_str!("../../../docs/rules/possible-race.md"),
+    },
+    Rule {
+        id: "benign-race",
+        severity: Severity::Note,
+        summary: "threads store the same group-uniform value to one element with nothing ordering them (off by default)",
+        fix: false,
+        doc: include_str!("../../../docs/rules/benign-race.md"),
+    },
+    Rule {
         id: "dead-barrier",
         severity: Severity::Warning,
         summary: "a barrier that orders no memory hazard and only stalls the group",

@@ -261,6 +261,8 @@ impl Outcome {
 /// the rest is left to elimination at the leaves.
 const ENUM_MAX: i128 = 1 << 12;
 const ENUM_SMALL: i128 = 65;
+/// Assignments [`Problem::complete`] may try before leaving a witness unproven.
+const COMPLETION_BUDGET: u32 = 2_000;
 /// Search nodes one question may use before answering conservatively.
 pub const DEFAULT_BUDGET: u64 = 40_000;
 
@@ -279,6 +281,114 @@ impl Problem {
     }
     pub fn differ(&mut self, a: &Lin, b: &Lin) {
         self.nes.push(a.sub(b));
+    }
+
+    /// Turns a partial assignment into a full one that satisfies every
+    /// constraint, checked by evaluation, or None. A small search: open
+    /// variables take values near the ends of the bounds that inequalities
+    /// give them, and the sizes kernels are written for; function results and
+    /// equalities with one open variable follow from what is fixed. It starts
+    /// from the search's partial answer, then from its thread ids alone, then
+    /// from nothing. Such an assignment proves the witness the search could
+    /// only assume.
+    pub fn complete(&self, partial: &[Option<i128>]) -> Option<Vec<i128>> {
+        // Choose function inputs before results, and variables that bound
+        // others (`i < n`: `i` first) before the ones they bound.
+        let mut rank = vec![0u8; self.dom.len()];
+        self.les.iter().flat_map(|l| &l.terms).for_each(|t| rank[t.0] = 1);
+        self.funcs.iter().for_each(|f| rank[f.out] = 2);
+        let known = |keep: &dyn Fn(Var) -> bool| -> Vec<Option<i128>> {
+            (0..self.dom.len()).map(|v| partial.get(v).copied().flatten().filter(|_| keep(v)).or_else(|| (self.dom[v].0 == self.dom[v].1).then_some(self.dom[v].0))).collect()
+        };
+        let seeds = [known(&|_| true), known(&|v| self.first[v]), known(&|_| false)];
+        let mut budget = COMPLETION_BUDGET;
+        seeds.into_iter().find_map(|seed| self.extend(seed, &rank, &mut budget))
+    }
+
+    fn extend(&self, mut val: Vec<Option<i128>>, rank: &[u8], budget: &mut u32) -> Option<Vec<i128>> {
+        *budget = budget.checked_sub(1)?;
+        let eval = |l: &Lin, val: &[Option<i128>]| l.terms.iter().try_fold(l.k, |s, &(v, c)| val[v].map(|x| s.saturating_add(c.saturating_mul(x))));
+        // What follows from the values fixed so far.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for f in &self.funcs {
+                if let (Some(a), Some(b)) = (eval(&f.a, &val), eval(&f.b, &val)) {
+                    let out = f.op.eval(a, b)?;
+                    match val[f.out] {
+                        None => {
+                            val[f.out] = Some(out);
+                            changed = true;
+                        }
+                        Some(x) if x != out => return None,
+                        Some(_) => {}
+                    }
+                }
+            }
+            for e in &self.eqs {
+                let mut open = e.terms.iter().filter(|t| val[t.0].is_none());
+                if let (Some(&(v, c)), None) = (open.next(), open.next()) {
+                    let rest = e.terms.iter().filter(|t| t.0 != v).try_fold(e.k, |s, &(w, d)| val[w].map(|x| s.saturating_add(d.saturating_mul(x))))?;
+                    if rest % c != 0 {
+                        return None;
+                    }
+                    val[v] = Some(-rest / c);
+                    changed = true;
+                }
+            }
+        }
+        // Prune as soon as a fixed value leaves its domain or breaks a decided constraint.
+        let in_domain = val.iter().zip(&self.dom).all(|(x, &(lo, hi))| x.is_none_or(|x| lo <= x && x <= hi));
+        let broken = self.eqs.iter().any(|e| eval(e, &val).is_some_and(|x| x != 0))
+            || self.les.iter().any(|e| eval(e, &val).is_some_and(|x| x > 0))
+            || self.nes.iter().any(|e| eval(e, &val) == Some(0));
+        if !in_domain || broken {
+            return None;
+        }
+        let Some(v) = (0..val.len()).filter(|&v| val[v].is_none()).min_by_key(|&v| rank[v]) else {
+            let val: Vec<i128> = val.into_iter().collect::<Option<_>>()?;
+            return self.holds(&val).then_some(val);
+        };
+        // The bounds inequalities with no other open variable give `v`.
+        let (mut lo, mut hi) = self.dom[v];
+        for l in &self.les {
+            let c = l.coef(v);
+            if c == 0 {
+                continue;
+            }
+            let Some(rest) = l.terms.iter().filter(|t| t.0 != v).try_fold(l.k, |s, &(w, d)| val[w].map(|x| s.saturating_add(d.saturating_mul(x)))) else { continue };
+            if c > 0 {
+                hi = hi.min(div_floor(-rest, c));
+            } else {
+                lo = lo.max(div_ceil(rest, -c));
+            }
+        }
+        if lo > hi {
+            return None;
+        }
+        let base = if lo > -INF { lo } else if hi < INF { hi.min(0) } else { 0 };
+        let mut candidates: SmallVec<[i128; 16]> = SmallVec::new();
+        for x in [base, base + 1, base + 2, base + 3].into_iter().chain([1, 2, 4, 8, 16, 32, 64, 256, 1024]).chain((hi < INF).then_some(hi)) {
+            if lo <= x && x <= hi && !candidates.contains(&x) {
+                candidates.push(x);
+            }
+        }
+        candidates.into_iter().find_map(|x| {
+            let mut next = val.clone();
+            next[v] = Some(x);
+            self.extend(next, rank, budget)
+        })
+    }
+
+    /// Whether a full assignment satisfies every constraint.
+    fn holds(&self, val: &[i128]) -> bool {
+        let at = |l: &Lin| l.terms.iter().fold(l.k, |s, &(v, c)| s.saturating_add(c.saturating_mul(val[v])));
+        val.iter().zip(&self.dom).all(|(&x, &(lo, hi))| lo <= x && x <= hi)
+            && self.eqs.iter().all(|e| at(e) == 0)
+            && self.les.iter().all(|e| at(e) <= 0)
+            && self.nes.iter().all(|e| at(e) != 0)
+            && self.distinct.iter().all(|g| g.iter().any(|e| at(e) != 0))
+            && self.funcs.iter().all(|f| f.op.eval(at(&f.a), at(&f.b)) == Some(val[f.out]))
     }
 
     pub fn solve(&self, budget: u64) -> Outcome {
@@ -332,6 +442,11 @@ impl Problem {
                 if relevant[v] && x.is_some() {
                     values[v] = x;
                 }
+            }
+        }
+        if !exact {
+            if let Some(full) = self.complete(&values) {
+                return Outcome::Feasible { values: full.into_iter().map(Some).collect(), exact: true };
             }
         }
         Outcome::Feasible { values, exact }
