@@ -61,3 +61,23 @@ fn rules_and_explain() {
     }
     assert_eq!(lockstep(&["explain", "no-such-rule"]).0, 2);
 }
+
+#[test]
+fn one_finding_per_defect_with_a_count() {
+    let dir = std::env::temp_dir().join(format!("lockstep-cli-defect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("k.cu");
+    // A float4 read of the neighbour's cell: four components, one defect.
+    std::fs::write(
+        &f,
+        "__global__ void k(float4* out)\n{\n    __shared__ float4 s[256];\n    s[threadIdx.x] = make_float4(threadIdx.x, 1.0f, 2.0f, 3.0f);\n    out[blockIdx.x * 256 + threadIdx.x] = s[(threadIdx.x + 1) % 256];\n}\n",
+    )
+    .unwrap();
+    let (code, out, _) = lockstep(&["check", "--group-size", "256,1,1", "--format", "json", f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let races: Vec<&serde_json::Value> = v["diagnostics"].as_array().unwrap().iter().filter(|d| d["rule"] == "groupshared-write-then-no-barrier-read").collect();
+    assert_eq!(races.len(), 1, "{out}");
+    assert_eq!(races[0]["count"], 4, "{out}");
+    assert!(races[0]["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("3 more element pairs")), "{out}");
+}

@@ -120,6 +120,7 @@ impl FileChecker {
             out.push(lockstep_dbe::diagnostic(db, report));
         }
         dedup(out);
+        merge_same_defect(out);
     }
 }
 
@@ -145,6 +146,31 @@ pub fn check_module(db: &SourceDb, module: &Module, options: CheckOptions) -> Ve
 }
 
 
+
+/// One finding per defect: findings of one rule between the same source
+/// lines (the components of a vector, the fields of a struct, the copies of
+/// an unrolled or instantiated body) become the first of them, with a count.
+fn merge_same_defect(diags: &mut Vec<Diagnostic>) {
+    let key = |d: &Diagnostic| (d.rule.clone(), d.span.file, d.span.lo, d.labels.iter().map(|l| (l.span.file, l.span.lo)).collect::<Vec<_>>());
+    let mut first: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+    for d in diags.drain(..) {
+        match first.get(&key(&d)) {
+            Some(&i) => kept[i].occurrences += d.occurrences,
+            None => {
+                first.insert(key(&d), kept.len());
+                kept.push(d);
+            }
+        }
+    }
+    for d in &mut kept {
+        if d.occurrences > 1 {
+            let more = d.occurrences - 1;
+            d.notes.push(format!("and {more} more element pair{} between these lines", if more == 1 { "" } else { "s" }));
+        }
+    }
+    *diags = kept;
+}
 
 /// Removes exact duplicates (the same finding reached through two paths).
 fn dedup(diags: &mut Vec<Diagnostic>) {

@@ -59,6 +59,9 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     pub notes: Vec<String>,
     pub fix: Option<Fix>,
+    /// How many findings this one stands for: the same defect met at
+    /// several elements (vector components, struct fields, unrolled copies).
+    pub occurrences: u32,
 }
 
 impl Diagnostic {
@@ -72,6 +75,7 @@ impl Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             fix: None,
+            occurrences: 1,
         }
     }
 

@@ -113,6 +113,7 @@ pub fn to_json_value(db: &SourceDb, d: &Diagnostic) -> Value {
     let mut v = json!({
         "rule": d.rule,
         "severity": d.severity.as_str(),
+        "count": d.occurrences,
         "path": db.file(d.span.file).path.display().to_string(),
         "line": start.line,
         "column": start.column,
