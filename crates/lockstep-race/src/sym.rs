@@ -42,6 +42,8 @@ pub struct Kernel<'a> {
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
     group_axes: [bool; 3],
+    /// Groups per axis where the launches fix it.
+    grid_size: [Option<u32>; 3],
     /// [`Kernel::guards`] by block.
     guards: RefCell<HashMap<BlockId, Guards>>,
 }
@@ -76,10 +78,20 @@ impl<'a> Kernel<'a> {
                 _ => {}
             }
         }
-        // The grid always may have several groups along x.
+        // The grid always may have several groups along x, unless the launches say otherwise.
+        let grid_size = f.entry.as_ref().map_or([None; 3], |e| e.grid_size);
         group_axes[0] = true;
-        let axis_limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
-        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, guards: RefCell::default() }
+        for (wide, groups) in group_axes.iter_mut().zip(grid_size) {
+            *wide = groups.map_or(*wide, |n| n > 1);
+        }
+        // A block extent every launch gives bounds the axis like in-bounds accesses do.
+        let axis_limits = f.entry.as_ref().map_or([None; 3], |e| {
+            std::array::from_fn(|ax| match (e.axis_limits[ax], e.group_extent[ax]) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            })
+        });
+        Kernel { f, cfg, uni, group_size, max_threads, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -446,7 +458,11 @@ impl Build<'_> {
             Builtin::WaveSize => Lin::konst(q.k.uni.wave_size.max(1) as i128),
             Builtin::GroupId(ax) => {
                 let owner = self.owner(s, q.mode == Mode::SameGroup);
-                let hi = if q.k.group_axes[ax as usize % 3] { INF } else { 0 };
+                let hi = match q.k.grid_size[ax as usize % 3] {
+                    Some(n) => n as i128 - 1,
+                    None if q.k.group_axes[ax as usize % 3] => INF,
+                    None => 0,
+                };
                 Lin::var(self.var(Key::Gid(owner, ax % 3), 0, hi))
             }
             Builtin::GroupSize(ax) => match q.k.group_size {
@@ -457,7 +473,10 @@ impl Build<'_> {
                     Lin::var(self.var(Key::BlockDim(ax % 3), 1, hi))
                 }
             },
-            Builtin::NumGroups(ax) => Lin::var(self.var(Key::NumGroups(ax % 3), 1, INF)),
+            Builtin::NumGroups(ax) => match q.k.grid_size[ax as usize % 3] {
+                Some(n) => Lin::konst(n as i128),
+                None => Lin::var(self.var(Key::NumGroups(ax % 3), 1, INF)),
+            },
         }
     }
 
