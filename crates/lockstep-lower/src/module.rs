@@ -394,6 +394,7 @@ pub fn lower_tree_with_launches(text: &str, tree: &Tree, lang: Lang, spans: &dyn
 /// Lowers a parsed file, handing each kernel to `sink` as soon as it is
 /// lowered instead of keeping them all (large files stay small in memory).
 /// The returned module holds the globals but no functions.
+#[allow(clippy::too_many_arguments)]
 pub fn lower_tree_streaming(
     text: &str,
     tree: &Tree,

@@ -8,6 +8,7 @@
 //! evaluate is unknown, never guessed.
 
 use crate::host::{Kind, Lexer, Token};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 
 /// A launch of a kernel, named by its unqualified name. A mention of a
@@ -30,10 +31,14 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let scanner = Scanner::new(text);
     let sites = scanner.sites();
     let configs: Vec<Range<usize>> = sites.iter().map(|s| s.config.clone()).collect();
+    let mut declarations: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for j in (0..scanner.toks.len()).filter(|&j| scanner.toks[j].kind == Kind::Ident && scanner.declaration_words(j).is_some()) {
+        declarations.entry(scanner.str(j)).or_default().push(j);
+    }
     let mut launches: Vec<KernelLaunch> = sites
         .iter()
         .map(|s| {
-            let eval = Eval { s: &scanner, at: s.name, configs: &configs };
+            let eval = Eval { s: &scanner, at: s.name, configs: &configs, declarations: &declarations };
             KernelLaunch {
                 kernel: scanner.str(s.name).to_string(),
                 grid: eval.dims(s.grid.clone(), 0),
@@ -42,9 +47,10 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
             }
         })
         .collect();
-    let names: Vec<usize> = sites.iter().map(|s| s.name).collect();
+    let names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
+    let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
     for (i, t) in scanner.toks.iter().enumerate() {
-        if t.kind == Kind::Ident && !names.contains(&i) && launches.iter().any(|l| l.kernel == scanner.str(i)) && scanner.escapes(i) {
+        if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) {
             launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end });
         }
     }
@@ -277,6 +283,22 @@ impl<'t> Scanner<'t> {
         None
     }
 
+    /// The type and qualifier words before a declared name at `j`
+    /// (`const dim3 block(…)`, `int threads = …`), if it is declared there.
+    fn declaration_words(&self, j: usize) -> Option<Vec<&'t str>> {
+        if !matches!(self.str(j + 1), "=" | "(" | "{") || self.is(j + 2, "=") {
+            return None;
+        }
+        let mut words = Vec::new();
+        let mut k = j;
+        while k > 0 && DECLARATION_WORDS.contains(&self.str(k - 1)) {
+            k -= 1;
+            words.push(self.str(k));
+        }
+        let boundary = k == 0 || matches!(self.str(k - 1), ";" | "{" | "}" | ")");
+        (boundary && words.iter().any(|w| *w != "const" && *w != "static" && *w != "::")).then_some(words)
+    }
+
     /// Whether the mention at `i` of a launched kernel may hand it to code
     /// that launches it unseen: not a declaration or definition (`k(`), not
     /// an argument of the runtime's attribute and occupancy queries.
@@ -312,6 +334,8 @@ struct Eval<'s, 't> {
     at: usize,
     /// The configuration arguments of every launch.
     configs: &'s [Range<usize>],
+    /// The declarations of each name, in text order.
+    declarations: &'s FxHashMap<&'t str, Vec<usize>>,
 }
 
 /// Declarations followed through other declarations at most this deep.
@@ -379,19 +403,20 @@ impl Eval<'_, '_> {
         let s = self.s;
         let word = s.str(name);
         let body = s.body_of[self.at];
-        let declarations: Vec<usize> = (0..self.at).filter(|&j| s.is(j, word) && s.body_of[j] == body && self.declaration_words(j).is_some()).collect();
+        let before = self.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
+        let declarations: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j] == body).collect();
         let (decl, words) = match (declarations.as_slice(), body) {
             ([decl], Some(b)) => {
                 let body_end = s.close[b]?;
                 let untouched = (b..body_end).all(|j| j == *decl || !s.is(j, word) || self.configs.iter().any(|c| c.contains(&j)));
                 untouched.then_some(())?;
-                (*decl, self.declaration_words(*decl)?)
+                (*decl, s.declaration_words(*decl)?)
             }
             // At file scope only constants are followed, and only when no local shadows them.
             ([], Some(_)) => {
-                let global: Vec<usize> = (0..self.at).filter(|&j| s.is(j, word) && s.body_of[j].is_none() && self.declaration_words(j).is_some()).collect();
+                let global: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j].is_none()).collect();
                 let [decl] = global.as_slice() else { return None };
-                let words = self.declaration_words(*decl)?;
+                let words = s.declaration_words(*decl)?;
                 words.iter().any(|w| matches!(*w, "const" | "constexpr")).then_some(())?;
                 (*decl, words)
             }
@@ -407,23 +432,6 @@ impl Eval<'_, '_> {
         }
         let inner = open + 1..s.close[open]?;
         Some(if words.contains(&"dim3") { self.components(inner, depth + 1) } else { self.dims(inner, depth + 1) })
-    }
-
-    /// The type and qualifier words before a declared name at `j`
-    /// (`const dim3 block(…)`, `int threads = …`), if it is declared there.
-    fn declaration_words(&self, j: usize) -> Option<Vec<&str>> {
-        let s = self.s;
-        if !matches!(s.str(j + 1), "=" | "(" | "{") || s.is(j + 2, "=") {
-            return None;
-        }
-        let mut words = Vec::new();
-        let mut k = j;
-        while k > 0 && DECLARATION_WORDS.contains(&s.str(k - 1)) {
-            k -= 1;
-            words.push(s.str(k));
-        }
-        let boundary = k == 0 || matches!(s.str(k - 1), ";" | "{" | "}" | ")");
-        (boundary && words.iter().any(|w| *w != "const" && *w != "static" && *w != "::")).then_some(words)
     }
 }
 
@@ -539,8 +547,10 @@ fn parse_int(literal: &str) -> Option<i128> {
 mod tests {
     use super::*;
 
+    type Dims = [Option<u32>; 3];
+
     /// The (grid, group) of each launch, with the kernel's name.
-    fn shapes(text: &str) -> Vec<(String, [Option<u32>; 3], [Option<u32>; 3])> {
+    fn shapes(text: &str) -> Vec<(String, Dims, Dims)> {
         kernel_launches(text).into_iter().map(|l| (l.kernel, l.grid, l.group)).collect()
     }
 
