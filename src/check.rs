@@ -31,6 +31,9 @@ pub struct CheckArgs {
     /// Threads per group for every kernel: X,Y,Z (overrides the source).
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_group_size)]
     pub group_size: Option<[u32; 3]>,
+    /// Groups in the grid for every kernel: X,Y,Z (overrides the launches in the source).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_grid_size)]
+    pub grid_size: Option<[u32; 3]>,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
@@ -68,7 +71,16 @@ fn parse_dead_barriers(s: &str) -> Result<DeadBarriers, String> {
     lockstep_dbe::Mode::parse(s).map(|m| DeadBarriers(Some(m))).ok_or_else(|| format!("unknown mode `{s}` (expected off, local, categories or precise)"))
 }
 
+pub fn parse_grid_size(s: &str) -> Result<[u32; 3], String> {
+    parse_sizes(s, "grid sizes")
+}
+
 pub fn parse_group_size(s: &str) -> Result<[u32; 3], String> {
+    parse_sizes(s, "group sizes")
+}
+
+/// `X`, `X,Y` or `X,Y,Z`, each at least 1; missing axes are 1.
+fn parse_sizes(s: &str, what: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err("expected X, X,Y or X,Y,Z".into());
@@ -77,7 +89,7 @@ pub fn parse_group_size(s: &str) -> Result<[u32; 3], String> {
     for (i, p) in parts.iter().enumerate() {
         out[i] = p.trim().parse::<u32>().map_err(|_| format!("`{p}` is not a positive integer"))?;
         if out[i] == 0 {
-            return Err("group sizes must be at least 1".into());
+            return Err(format!("{what} must be at least 1"));
         }
     }
     Ok(out)
@@ -168,6 +180,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         defines: parse_defines(&args.defines),
         include_dirs: args.include_dirs.clone(),
         group_size: args.group_size,
+        grid_size: args.grid_size,
     };
     let results: Vec<Mutex<Option<Result<FileReport, String>>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);

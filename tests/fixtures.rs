@@ -3,12 +3,12 @@
 //! - `// expect: RULE[, RULE…]` — a diagnostic of each rule must start on this line;
 //! - `// label: RULE` — a diagnostic of RULE must have a secondary label on this line;
 //! - `// ok` or `// ok: RULE` — no diagnostic (of RULE) may start on this line;
-//! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`, `-D N=V`,
-//!   `--include-unproven`, `--include-benign`).
+//! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`,
+//!   `--grid-size X,Y,Z`, `-D N=V`, `--include-unproven`, `--include-benign`).
 //!
 //! The harness fails on every missing and every unexpected diagnostic.
 
-use lockstep::check::{check_file_with, parse_defines, parse_group_size};
+use lockstep::check::{check_file_with, parse_defines, parse_grid_size, parse_group_size};
 use lockstep_checks::CheckOptions;
 use lockstep_lower::{Lang, Options};
 use std::collections::BTreeSet;
@@ -54,6 +54,7 @@ fn parse(text: &str) -> Expectations {
             while let Some(w) = it.next() {
                 match *w {
                     "--group-size" => e.options.group_size = it.next().and_then(|v| parse_group_size(v).ok()),
+                    "--grid-size" => e.options.grid_size = it.next().and_then(|v| parse_grid_size(v).ok()),
                     "-D" => e.options.defines.extend(parse_defines(&[it.next().unwrap_or(&"").to_string()])),
                     "-I" => e.options.include_dirs.push(PathBuf::from(it.next().unwrap_or(&""))),
                     "--include-unproven" => e.checks.include_unproven = true,

@@ -8,7 +8,7 @@
 //! divergence). Each lowered value records why, so checks can explain it.
 
 use crate::cfg::Cfg;
-use lockstep_ir::{BinOp, BlockId, Builtin, Function, MemSpace, Op, Root, Type, Value, WaveOp};
+use lockstep_ir::{BinOp, BlockId, Builtin, EntryInfo, Function, MemSpace, Op, Root, Type, Value, WaveOp};
 
 /// How widely a value is shared; ordered from narrowest to widest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -216,7 +216,7 @@ impl Uniformity {
         };
         match &inst.op {
             Op::Param(_) | Op::Const(_) | Op::Undef => (Level::Grid, Reason::Uniform),
-            Op::Builtin(bi) => (builtin_level(*bi), Reason::Builtin(*bi)),
+            Op::Builtin(bi) => (builtin_level(*bi, f.entry.as_ref()), Reason::Builtin(*bi)),
             Op::Atomic(..) => (Level::Thread, Reason::Atomic),
             Op::Barrier(_, Some(_)) => (Level::Group, Reason::Uniform),
             Op::Barrier(_, None) => (Level::Grid, Reason::Uniform),
@@ -323,9 +323,14 @@ fn root_local(r: Root) -> Option<usize> {
     }
 }
 
-fn builtin_level(b: Builtin) -> Level {
+/// An id along an axis one thread (group) wide is the same everywhere.
+fn builtin_level(b: Builtin, entry: Option<&EntryInfo>) -> Level {
+    let one_thread = |ax: u8| entry.is_some_and(|e| e.threads_along(ax as usize % 3) == Some(1));
+    let one_group = |ax: u8| entry.is_some_and(|e| e.grid_size[ax as usize % 3] == Some(1));
     match b {
+        Builtin::LocalId(ax) if one_thread(ax) => Level::Grid,
         Builtin::LocalId(_) | Builtin::LocalIndex | Builtin::LaneId => Level::Thread,
+        Builtin::GroupId(ax) if one_group(ax) => Level::Grid,
         Builtin::GroupId(_) => Level::Group,
         Builtin::GroupSize(_) | Builtin::NumGroups(_) | Builtin::WaveSize => Level::Grid,
     }

@@ -149,6 +149,49 @@ pub struct EntryInfo {
     /// The wave size the kernel runs with, when the kernel requires one
     /// (`[WaveSize(n)]`) or its language has only one (CUDA's warp).
     pub wave_size: Option<u32>,
+    /// The launches of this kernel found in the same file, in text order.
+    pub launches: Vec<Launch>,
+    /// Threads per group along each axis where it is known: every launch
+    /// agrees on it. The full shape also sets `group_size`.
+    pub group_extent: [Option<u32>; 3],
+    /// Groups in the grid along each axis where it is known (`--grid-size`,
+    /// or every launch agrees on it).
+    pub grid_size: [Option<u32>; 3],
+}
+
+impl EntryInfo {
+    /// Threads per group along an axis, where known.
+    pub fn threads_along(&self, ax: usize) -> Option<u32> {
+        self.group_size.map(|g| g[ax]).or(self.group_extent[ax])
+    }
+
+    /// Whether every launch has a single group: no two groups ever run together.
+    pub fn single_group(&self) -> bool {
+        self.grid_size == [Some(1); 3]
+    }
+
+    /// Records the launches and the components they all agree on as facts;
+    /// a component that one launch leaves unknown is unknown.
+    pub fn set_launches(&mut self, launches: Vec<Launch>) {
+        if let Some((first, rest)) = launches.split_first() {
+            let agreed = |pick: fn(&Launch) -> [Option<u32>; 3]| {
+                std::array::from_fn(|ax| pick(first)[ax].filter(|&n| rest.iter().all(|l| pick(l)[ax] == Some(n))))
+            };
+            self.group_extent = agreed(|l| l.group);
+            self.grid_size = agreed(|l| l.grid);
+        }
+        self.launches = launches;
+    }
+}
+
+/// One launch of a kernel: `k<<<grid, group>>>(…)` or a launch API call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// Threads per group along each axis; `None` where the source does not fix it.
+    pub group: [Option<u32>; 3],
+    /// Groups along each axis; `None` where the source does not fix it.
+    pub grid: [Option<u32>; 3],
+    pub span: Span,
 }
 
 /// A call site a function body was inlined through.

@@ -19,7 +19,7 @@ use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
 use lockstep_source::{FileId, Span};
 
-pub use module::{lower_tree, lower_tree_streaming, KernelSink};
+pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with_launches, KernelSink, LaunchTable};
 
 /// Source languages lockstep reads through this lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +83,8 @@ pub struct Options {
     pub include_dirs: Vec<std::path::PathBuf>,
     /// Threads per group for every entry point (overrides the source).
     pub group_size: Option<[u32; 3]>,
+    /// Groups in the grid for every entry point (overrides the source's launches).
+    pub grid_size: Option<[u32; 3]>,
 }
 
 /// The result of lowering one file.
@@ -149,6 +151,8 @@ fn compile_inner(
                 .with_note("lockstep reads kernel sources as UTF-8 text; binary files cannot be analysed"),
         );
     }
+    // Launches are in host code, which is cut before parsing.
+    let launches = launch_table(lang, &pp.text, &pp.map.cursor());
     let (text, map, tree, skipped) = parse_isolating_errors(lang, pp.text, pp.map);
     for region in skipped {
         let line = db.location(region.start).0.line;
@@ -178,8 +182,8 @@ fn compile_inner(
                 // The walk asks for spans in text order, near each other.
                 let spans = map.cursor();
                 match sink {
-                    Some(sink) => lower_tree_streaming(&text, &tree, lang, &spans, options, db, sink),
-                    None => lower_tree(&text, &tree, lang, &spans, options),
+                    Some(sink) => lower_tree_streaming(&text, &tree, lang, &spans, options, &launches, db, sink),
+                    None => lower_tree_with_launches(&text, &tree, lang, &spans, options, &launches),
                 }
             })
             .expect("spawning the lowering thread")

@@ -49,6 +49,24 @@ pub struct Ctx<'t> {
     /// by template name: their argument lists.
     pub instantiations: FxHashMap<String, Vec<Node<'t>>>,
     pub options: &'t Options,
+    /// The kernels' launches found in the file's host code.
+    pub launches: &'t LaunchTable,
+}
+
+/// Launches by kernel name.
+pub type LaunchTable = FxHashMap<String, Vec<lockstep_ir::Launch>>;
+
+/// The launches in a file's host code; only dialects with host code have any.
+/// `text` is the preprocessed text before host bodies are cut, `spans` its map.
+pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable {
+    let mut table = LaunchTable::default();
+    if lang.dialect().host_code {
+        for l in lockstep_syntax::kernel_launches(text) {
+            let span = spans.span(l.range.start as u32, l.range.end as u32);
+            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span });
+        }
+    }
+    table
 }
 
 impl<'t> Ctx<'t> {
@@ -400,10 +418,17 @@ pub type KernelSink<'a> = dyn FnMut(&lockstep_source::SourceDb, &Module, lockste
 
 /// Lowers a parsed file: every kernel entry point becomes one flat function,
 /// kept in the returned module.
+/// The launches are read from `text`, so host bodies must still be in it.
 pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, options: &Options) -> Compiled {
+    let launches = launch_table(lang, text, spans);
+    lower_tree_with_launches(text, tree, lang, spans, options, &launches)
+}
+
+/// [`lower_tree`] with launches read before host bodies were cut from `text`.
+pub fn lower_tree_with_launches(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, options: &Options, launches: &LaunchTable) -> Compiled {
     let mut kernels = Vec::new();
     let db = lockstep_source::SourceDb::new();
-    let mut compiled = lower_tree_streaming(text, tree, lang, spans, options, &db, &mut |_, _, f| kernels.push(f));
+    let mut compiled = lower_tree_streaming(text, tree, lang, spans, options, launches, &db, &mut |_, _, f| kernels.push(f));
     compiled.module.functions = kernels;
     compiled
 }
@@ -411,12 +436,14 @@ pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, opti
 /// Lowers a parsed file, handing each kernel to `sink` as soon as it is
 /// lowered instead of keeping them all (large files stay small in memory).
 /// The returned module holds the globals but no functions.
+#[allow(clippy::too_many_arguments)]
 pub fn lower_tree_streaming(
     text: &str,
     tree: &Tree,
     lang: Lang,
     spans: &dyn SpanMap,
     options: &Options,
+    launches: &LaunchTable,
     db: &lockstep_source::SourceDb,
     sink: &mut KernelSink,
 ) -> Compiled {
@@ -438,6 +465,7 @@ pub fn lower_tree_streaming(
         template_args: Bindings::default(),
         instantiations: FxHashMap::default(),
         options,
+        launches,
     };
     ctx.module.collective_fences = ctx.d.collective_fences;
     let root = tree.root_node();
@@ -585,10 +613,23 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
             }
         }
     }
+    if !is_entry {
+        return None;
+    }
+    if let Some(launches) = function_name(ctx, def).and_then(|name| ctx.launches.get(&name)) {
+        info.set_launches(launches.clone());
+        if let (None, [Some(x), Some(y), Some(z)]) = (info.group_size, info.group_extent) {
+            info.group_size = Some([x, y, z]);
+        }
+    }
     if let Some(gs) = ctx.options.group_size {
         info.group_size = Some(gs);
+        info.group_extent = gs.map(Some);
     }
-    is_entry.then_some(info)
+    if let Some(grid) = ctx.options.grid_size {
+        info.grid_size = grid.map(Some);
+    }
+    Some(info)
 }
 
 fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_entry: &mut bool) {

@@ -208,3 +208,22 @@ fn struct_cells_are_named_as_the_source_names_them() {
     assert!(g("Colors").cell_names.is_empty());
     assert_eq!(g("Colors").describe_cell(4 * 3 + 3), "Colors[3].w");
 }
+
+#[test]
+fn launches_in_host_code_reach_the_kernels_through_preprocessing_and_the_host_cut() {
+    let src = "#define ROWS 4\n__global__ void k(float* p) { p[threadIdx.x] = 0; }\n__global__ void free_k(float* p) { p[0] = 1; }\nvoid host(float* p, int n) {\n  dim3 block(32, ROWS);\n  k<<<1, block>>>(p);\n  k<<<(n + 31) / 32, block>>>(p);\n}\n";
+    let mut db = lockstep_source::SourceDb::new();
+    let file = db.add("launch.cu", src);
+    let out = lockstep_lower::compile(&mut db, file, Lang::Cuda, &Options::default());
+    let k = out.module.functions.iter().find(|f| f.name == "k").and_then(|f| f.entry.as_ref()).unwrap();
+    assert_eq!(k.launches.len(), 2);
+    let (lo, hi) = (k.launches[0].span.lo as usize, k.launches[0].span.hi as usize);
+    assert_eq!(&src[lo..hi], "k<<<1, block>>>(p)");
+    // Both launches give the block; they disagree on the grid's x, agree on its y and z.
+    assert_eq!((k.group_size, k.grid_size), (Some([32, 4, 1]), [None, Some(1), Some(1)]));
+    let unlaunched = out.module.functions.iter().find(|f| f.name == "free_k").and_then(|f| f.entry.as_ref()).unwrap();
+    assert_eq!((unlaunched.launches.len(), unlaunched.group_size, unlaunched.grid_size), (0, None, [None; 3]));
+    let forced = Options { grid_size: Some([1, 1, 1]), ..Options::default() };
+    let out = lockstep_lower::compile(&mut db, file, Lang::Cuda, &forced);
+    assert!(out.module.functions.iter().all(|f| f.entry.as_ref().unwrap().single_group()));
+}

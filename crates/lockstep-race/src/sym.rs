@@ -61,6 +61,8 @@ pub struct Kernel<'a> {
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
     group_axes: [bool; 3],
+    /// Groups per axis where the launches fix it.
+    grid_size: [Option<u32>; 3],
     /// [`Kernel::guards`] by block.
     guards: RefCell<HashMap<BlockId, Guards>>,
 }
@@ -95,19 +97,30 @@ impl<'a> Kernel<'a> {
                 _ => {}
             }
         }
-        // The grid always may have several groups along x.
+        // The grid always may have several groups along x, unless the launches say otherwise.
+        let grid_size = f.entry.as_ref().map_or([None; 3], |e| e.grid_size);
         group_axes[0] = true;
+        for (wide, groups) in group_axes.iter_mut().zip(grid_size) {
+            *wide = groups.map_or(*wide, |n| n > 1);
+        }
+        // A block extent every launch in the file gives is a fact; the
+        // extent in-bounds accesses suggest is only likely.
+        let launched = f.entry.as_ref().map_or([None; 3], |e| e.group_extent);
         let (max_threads, axis_limits, wave_size) = match assume {
             Assumptions::Likely => {
-                let limits = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
+                let inferred = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
+                let limits: [Option<u32>; 3] = std::array::from_fn(|ax| match (inferred[ax], launched[ax]) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                });
                 (limits[0].map_or(max_threads, |x| max_threads.min(x.max(1))), limits, Some(uni.wave_size.max(1)))
             }
             Assumptions::Facts => {
                 thread_axes = [true; 3];
-                (max_threads, [None; 3], f.entry.as_ref().and_then(|e| e.wave_size))
+                (max_threads, launched, f.entry.as_ref().and_then(|e| e.wave_size))
             }
         };
-        Kernel { f, cfg, uni, assume, group_size, max_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, guards: RefCell::default() }
+        Kernel { f, cfg, uni, assume, group_size, max_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default() }
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -487,7 +500,11 @@ impl Build<'_> {
             },
             Builtin::GroupId(ax) => {
                 let owner = self.owner(s, q.mode == Mode::SameGroup);
-                let hi = if q.k.group_axes[ax as usize % 3] { INF } else { 0 };
+                let hi = match q.k.grid_size[ax as usize % 3] {
+                    Some(n) => n as i128 - 1,
+                    None if q.k.group_axes[ax as usize % 3] => INF,
+                    None => 0,
+                };
                 Lin::var(self.var(Key::Gid(owner, ax % 3), 0, hi))
             }
             Builtin::GroupSize(ax) => match q.k.group_size {
@@ -498,7 +515,10 @@ impl Build<'_> {
                     Lin::var(self.var(Key::BlockDim(ax % 3), 1, hi))
                 }
             },
-            Builtin::NumGroups(ax) => Lin::var(self.var(Key::NumGroups(ax % 3), 1, INF)),
+            Builtin::NumGroups(ax) => match q.k.grid_size[ax as usize % 3] {
+                Some(n) => Lin::konst(n as i128),
+                None => Lin::var(self.var(Key::NumGroups(ax % 3), 1, INF)),
+            },
         }
     }
 

@@ -31,7 +31,7 @@ pub fn host_function_bodies(text: &str) -> Vec<Range<usize>> {
 
 /// The kinds of token the scanner tells apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Ident,
     /// A string literal, raw or not, with any prefix.
     Str,
@@ -51,16 +51,16 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Token {
-    kind: Kind,
-    start: usize,
-    end: usize,
+pub(crate) struct Token {
+    pub(crate) kind: Kind,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 /// Splits text into tokens, skipping whitespace, comments and preprocessor
 /// lines. Unterminated comments and raw strings run to the end; other
 /// unterminated literals to the end of the line.
-struct Lexer<'t> {
+pub(crate) struct Lexer<'t> {
     bytes: &'t [u8],
     pos: usize,
     end: usize,
@@ -70,7 +70,7 @@ struct Lexer<'t> {
 }
 
 impl<'t> Lexer<'t> {
-    fn new(text: &'t str, range: Range<usize>) -> Lexer<'t> {
+    pub(crate) fn new(text: &'t str, range: Range<usize>) -> Lexer<'t> {
         let end = range.end.min(text.len());
         Lexer { bytes: text.as_bytes(), pos: range.start.min(end), end, at_line_start: range.start == 0 }
     }

@@ -1,9 +1,11 @@
 //! Parsing of preprocessed kernel source with tree-sitter.
 
 mod host;
+mod launch;
 mod whitespace;
 
 pub use host::host_function_bodies;
+pub use launch::{kernel_launches, KernelLaunch};
 pub use whitespace::{redundant_whitespace, union_of_ranges};
 use std::sync::OnceLock;
 pub use tree_sitter::{Node, Tree, TreeCursor};

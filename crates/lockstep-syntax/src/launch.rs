@@ -1,0 +1,615 @@
+//! Finds the launches of kernels in CUDA host code (`k<<<grid, block>>>(…)`,
+//! `cudaLaunchKernel((void*)k, grid, block, …)`) and the shape each fixes.
+//!
+//! It reads the preprocessed text before host bodies are cut from it, since
+//! launches live in host code. A token scanner like [`crate::host`]: macros are
+//! already expanded, literals and constant arithmetic are evaluated, `dim3`
+//! variables are followed to their one declaration, and whatever it cannot
+//! evaluate is unknown, never guessed.
+
+use crate::host::{Kind, Lexer, Token};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::ops::Range;
+
+/// A launch of a kernel, named by its unqualified name. A mention of a
+/// launched kernel that is neither a launch nor a declaration (its address
+/// handed on, `auto f = k;`) is a launch with nothing known: the kernel may
+/// run with any shape through it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelLaunch {
+    pub kernel: String,
+    /// Groups per axis; `None` where the text does not fix it.
+    pub grid: [Option<u32>; 3],
+    /// Threads per group per axis; `None` where the text does not fix it.
+    pub group: [Option<u32>; 3],
+    /// The launch's bytes in the text.
+    pub range: Range<usize>,
+}
+
+/// Every kernel launch in preprocessed CUDA text, in text order.
+pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
+    let scanner = Scanner::new(text);
+    let sites = scanner.sites();
+    let configs: Vec<Range<usize>> = sites.iter().map(|s| s.config.clone()).collect();
+    let mut declarations: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for j in (0..scanner.toks.len()).filter(|&j| scanner.toks[j].kind == Kind::Ident && scanner.declaration_words(j).is_some()) {
+        declarations.entry(scanner.str(j)).or_default().push(j);
+    }
+    let mut launches: Vec<KernelLaunch> = sites
+        .iter()
+        .map(|s| {
+            let eval = Eval { s: &scanner, at: s.name, configs: &configs, declarations: &declarations };
+            KernelLaunch {
+                kernel: scanner.str(s.name).to_string(),
+                grid: eval.dims(s.grid.clone(), 0),
+                group: eval.dims(s.block.clone(), 0),
+                range: scanner.toks[s.start].start..scanner.toks[s.end - 1].end,
+            }
+        })
+        .collect();
+    let names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
+    let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
+    for (i, t) in scanner.toks.iter().enumerate() {
+        if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) {
+            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end });
+        }
+    }
+    launches.sort_by_key(|l| l.range.start);
+    launches
+}
+
+/// Where a launch is, by token index.
+struct Site {
+    /// The kernel's name.
+    name: usize,
+    grid: Range<usize>,
+    block: Range<usize>,
+    /// Every configuration argument: names read there are not modified there.
+    config: Range<usize>,
+    /// The whole launch expression.
+    start: usize,
+    end: usize,
+}
+
+struct Scanner<'t> {
+    text: &'t str,
+    toks: Vec<Token>,
+    /// For each opening bracket, the index of its closing one.
+    close: Vec<Option<usize>>,
+    /// For each token, the outermost brace (not a namespace's) around it: the function body it is in.
+    body_of: Vec<Option<usize>>,
+}
+
+/// Spellings of the type and qualifier words of the declarations followed.
+const DECLARATION_WORDS: &[&str] = &[
+    "dim3", "int", "unsigned", "signed", "long", "short", "size_t", "uint", "uint32_t", "int32_t", "uint64_t", "int64_t", "auto",
+    "const", "constexpr", "static", "std", "::",
+];
+
+impl<'t> Scanner<'t> {
+    fn new(text: &'t str) -> Scanner<'t> {
+        let toks: Vec<Token> = Lexer::new(text, 0..text.len()).collect();
+        let mut close = vec![None; toks.len()];
+        let mut body_of = vec![None; toks.len()];
+        let mut open: Vec<usize> = Vec::new();
+        let mut body = None;
+        for i in 0..toks.len() {
+            body_of[i] = body;
+            let s = &text[toks[i].start..toks[i].end];
+            match s {
+                "(" | "[" | "{" => {
+                    open.push(i);
+                    if s == "{" && body.is_none() && !Scanner::opens_namespace(text, &toks, i) {
+                        body = Some(i);
+                    }
+                }
+                ")" | "]" | "}" => {
+                    let opener = match s {
+                        ")" => "(",
+                        "]" => "[",
+                        _ => "{",
+                    };
+                    if let Some(pos) = open.iter().rposition(|&o| &text[toks[o].start..toks[o].end] == opener) {
+                        close[open[pos]] = Some(i);
+                        if body == Some(open[pos]) {
+                            body = None;
+                        }
+                        open.truncate(pos);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Scanner { text, toks, close, body_of }
+    }
+
+    /// Whether the `{` at `i` opens a `namespace` or `extern "C"` block.
+    fn opens_namespace(text: &str, toks: &[Token], i: usize) -> bool {
+        let word = |j: usize| &text[toks[j].start..toks[j].end];
+        let mut j = i;
+        while j > 0 {
+            j -= 1;
+            match (toks[j].kind, word(j)) {
+                (Kind::Ident, "namespace" | "extern") => return true,
+                (Kind::Ident | Kind::Str, _) | (_, "::") => {}
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    fn str(&self, i: usize) -> &'t str {
+        self.toks.get(i).map_or("", |t| &self.text[t.start..t.end])
+    }
+
+    fn is(&self, i: usize, s: &str) -> bool {
+        self.str(i) == s
+    }
+
+    /// Three tokens `c` in a row with nothing between them (`<<<`, `>>>`).
+    fn triple(&self, i: usize, c: &str) -> bool {
+        (0..3).all(|k| self.is(i + k, c)) && self.toks[i].end == self.toks[i + 1].start && self.toks[i + 1].end == self.toks[i + 2].start
+    }
+
+    /// The next token after the bracket opened at `i`, or after the token at `i`.
+    fn skip(&self, i: usize) -> Option<usize> {
+        match self.str(i) {
+            "(" | "[" | "{" => self.close[i].map(|c| c + 1),
+            _ => Some(i + 1),
+        }
+    }
+
+    /// Splits a token range at its commas outside brackets; empty gives none.
+    fn split(&self, r: Range<usize>) -> Option<Vec<Range<usize>>> {
+        if r.is_empty() {
+            return Some(Vec::new());
+        }
+        let mut parts = Vec::new();
+        let (mut from, mut i) = (r.start, r.start);
+        while i < r.end {
+            if self.is(i, ",") {
+                parts.push(from..i);
+                from = i + 1;
+            }
+            i = self.skip(i)?;
+        }
+        parts.push(from..r.end);
+        Some(parts)
+    }
+
+    /// The index after template arguments `<…>` opening at `i`, if they close.
+    fn after_template_arguments(&self, i: usize) -> Option<usize> {
+        let mut depth = 0;
+        let mut j = i;
+        while j < self.toks.len() {
+            match self.str(j) {
+                "<" => depth += 1,
+                ">" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                ";" | "{" | "}" => return None,
+                _ => {}
+            }
+            j = self.skip(j)?;
+        }
+        None
+    }
+
+    /// The kernel name before the `<<<` at `i`, past template arguments.
+    fn name_before(&self, i: usize) -> Option<usize> {
+        let mut j = i.checked_sub(1)?;
+        if self.is(j, ">") {
+            let mut depth = 0;
+            loop {
+                match self.str(j) {
+                    ">" => depth += 1,
+                    "<" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ";" | "{" | "}" => return None,
+                    _ => {}
+                }
+                j = j.checked_sub(1)?;
+            }
+            j = j.checked_sub(1)?;
+        }
+        (self.toks[j].kind == Kind::Ident).then_some(j)
+    }
+
+    fn sites(&self) -> Vec<Site> {
+        let mut sites = Vec::new();
+        for i in 0..self.toks.len() {
+            let site = if self.triple(i, "<") && !(i > 0 && self.is(i - 1, "<")) {
+                self.chevron_launch(i)
+            } else if matches!(self.str(i), "cudaLaunchKernel" | "cudaLaunchCooperativeKernel") {
+                self.api_launch(i)
+            } else {
+                None
+            };
+            sites.extend(site);
+        }
+        sites
+    }
+
+    /// `k<<<grid, block[, smem[, stream]]>>>(args)` with `<<<` at `i`.
+    fn chevron_launch(&self, i: usize) -> Option<Site> {
+        let name = self.name_before(i)?;
+        let mut end = i + 3;
+        while !self.triple(end, ">") {
+            if matches!(self.str(end), ";" | "{" | "}" | "") {
+                return None;
+            }
+            end = self.skip(end)?;
+        }
+        let config = i + 3..end;
+        let parts = self.split(config.clone())?;
+        let [grid, block, ..] = parts.as_slice() else { return None };
+        let args = end + 3;
+        let last = if self.is(args, "(") { self.close[args]? } else { end + 2 };
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config, start: name, end: last + 1 })
+    }
+
+    /// `cudaLaunchKernel[<T>]((void*)k, grid, block, …)` with the API's name at `i`.
+    fn api_launch(&self, i: usize) -> Option<Site> {
+        let open = if self.is(i + 1, "<") { self.after_template_arguments(i + 1)? } else { i + 1 };
+        if !self.is(open, "(") {
+            return None;
+        }
+        let close = self.close[open]?;
+        let parts = self.split(open + 1..close)?;
+        let [kernel, grid, block, ..] = parts.as_slice() else { return None };
+        let name = self.function_named(kernel.clone())?;
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config: open + 1..close, start: i, end: close + 1 })
+    }
+
+    /// The function an argument names through casts: `(void*)&k<float>` names `k`.
+    fn function_named(&self, r: Range<usize>) -> Option<usize> {
+        const NOT_NAMES: &[&str] = &["void", "const", "reinterpret_cast", "static_cast", "const_cast"];
+        let mut angle = 0;
+        for j in r {
+            match self.str(j) {
+                "<" => angle += 1,
+                ">" => angle -= 1,
+                w if angle == 0 && self.toks[j].kind == Kind::Ident && !NOT_NAMES.contains(&w) => return Some(j),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The type and qualifier words before a declared name at `j`
+    /// (`const dim3 block(…)`, `int threads = …`), if it is declared there.
+    fn declaration_words(&self, j: usize) -> Option<Vec<&'t str>> {
+        if !matches!(self.str(j + 1), "=" | "(" | "{") || self.is(j + 2, "=") {
+            return None;
+        }
+        let mut words = Vec::new();
+        let mut k = j;
+        while k > 0 && DECLARATION_WORDS.contains(&self.str(k - 1)) {
+            k -= 1;
+            words.push(self.str(k));
+        }
+        let boundary = k == 0 || matches!(self.str(k - 1), ";" | "{" | "}" | ")");
+        (boundary && words.iter().any(|w| *w != "const" && *w != "static" && *w != "::")).then_some(words)
+    }
+
+    /// Whether the mention at `i` of a launched kernel may hand it to code
+    /// that launches it unseen: not a declaration or definition (`k(`), not
+    /// an argument of the runtime's attribute and occupancy queries.
+    fn escapes(&self, i: usize) -> bool {
+        let next = if self.is(i + 1, "<") { self.after_template_arguments(i + 1) } else { Some(i + 1) };
+        if next.is_some_and(|n| self.is(n, "(")) || (i > 0 && matches!(self.str(i - 1), "." | "->")) {
+            return false;
+        }
+        // The call the mention is an argument of.
+        let mut depth = 0;
+        let mut j = i;
+        while j > 0 {
+            j -= 1;
+            match self.str(j) {
+                ")" => depth += 1,
+                "(" if depth == 0 => {
+                    let callee = self.str(j.wrapping_sub(1));
+                    return !(callee.starts_with("cudaFunc") || callee.starts_with("cudaOccupancy"));
+                }
+                "(" => depth -= 1,
+                ";" | "{" | "}" => break,
+                _ => {}
+            }
+        }
+        true
+    }
+}
+
+/// Evaluates launch components as seen at one launch.
+struct Eval<'s, 't> {
+    s: &'s Scanner<'t>,
+    /// The launch's kernel-name token: declarations are looked for before it.
+    at: usize,
+    /// The configuration arguments of every launch.
+    configs: &'s [Range<usize>],
+    /// The declarations of each name, in text order.
+    declarations: &'s FxHashMap<&'t str, Vec<usize>>,
+}
+
+/// Declarations followed through other declarations at most this deep.
+const MAX_DEPTH: u32 = 8;
+
+impl Eval<'_, '_> {
+    /// A `dim3` argument: `dim3(a, b, c)`, `{a, b}`, an integer expression, or a variable holding one.
+    fn dims(&self, r: Range<usize>, depth: u32) -> [Option<u32>; 3] {
+        const UNKNOWN: [Option<u32>; 3] = [None; 3];
+        let s = self.s;
+        if r.is_empty() || depth > MAX_DEPTH {
+            return UNKNOWN;
+        }
+        // `dim3(…)`, `dim3{…}` or a braced `{…}`; a parenthesized expression is not a constructor.
+        let opener = if s.is(r.start, "dim3") { r.start + 1 } else { r.start };
+        let constructor = s.is(opener, "{") || (opener > r.start && s.is(opener, "("));
+        if constructor && s.close[opener] == Some(r.end - 1) {
+            return self.components(opener + 1..r.end - 1, depth);
+        }
+        if r.len() == 1 && s.toks[r.start].kind == Kind::Ident {
+            return self.variable(r.start, depth).unwrap_or(UNKNOWN);
+        }
+        match self.int(r.clone(), depth) {
+            Some(x) => [Some(x), Some(1), Some(1)],
+            // Arithmetic makes an integer, which converts to `dim3(x, 1, 1)`.
+            None if self.has_top_level_arithmetic(r) => [None, Some(1), Some(1)],
+            None => UNKNOWN,
+        }
+    }
+
+    /// Whether an operator outside brackets makes the expression an integer
+    /// (a call in it, `shape_for(n - 1)`, may return a `dim3`).
+    fn has_top_level_arithmetic(&self, r: Range<usize>) -> bool {
+        let mut i = r.start;
+        while i < r.end {
+            if matches!(self.s.str(i), "+" | "-" | "*" | "/" | "%") {
+                return true;
+            }
+            let Some(next) = self.s.skip(i) else { return false };
+            i = next;
+        }
+        false
+    }
+
+    /// The arguments of `dim3(…)`: missing ones are 1.
+    fn components(&self, r: Range<usize>, depth: u32) -> [Option<u32>; 3] {
+        match self.s.split(r) {
+            Some(parts) if parts.len() <= 3 => std::array::from_fn(|ax| parts.get(ax).map_or(Some(1), |p| self.int(p.clone(), depth))),
+            _ => [None; 3],
+        }
+    }
+
+    /// A positive component that fits the hardware's counters.
+    fn int(&self, r: Range<usize>, depth: u32) -> Option<u32> {
+        let mut parser = Parser { e: self, pos: r.start, end: r.end, depth };
+        let v = parser.expr(0)?;
+        (parser.pos == r.end).then_some(())?;
+        u32::try_from(v).ok().filter(|&v| v > 0)
+    }
+
+    /// The shape a variable holds at the launch: its one declaration's
+    /// initializer, when nothing but launches reads the variable afterwards
+    /// (so nothing can change it).
+    fn variable(&self, name: usize, depth: u32) -> Option<[Option<u32>; 3]> {
+        let s = self.s;
+        let word = s.str(name);
+        let body = s.body_of[self.at];
+        let before = self.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
+        let declarations: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j] == body).collect();
+        let (decl, words) = match (declarations.as_slice(), body) {
+            ([decl], Some(b)) => {
+                let body_end = s.close[b]?;
+                let untouched = (b..body_end).all(|j| j == *decl || !s.is(j, word) || self.configs.iter().any(|c| c.contains(&j)));
+                untouched.then_some(())?;
+                (*decl, s.declaration_words(*decl)?)
+            }
+            // At file scope only constants are followed, and only when no local shadows them.
+            ([], Some(_)) => {
+                let global: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j].is_none()).collect();
+                let [decl] = global.as_slice() else { return None };
+                let words = s.declaration_words(*decl)?;
+                words.iter().any(|w| matches!(*w, "const" | "constexpr")).then_some(())?;
+                (*decl, words)
+            }
+            _ => return None,
+        };
+        let open = decl + 1;
+        if s.is(open, "=") {
+            let mut end = open + 1;
+            while !matches!(s.str(end), ";" | "," | "") {
+                end = s.skip(end)?;
+            }
+            return Some(self.dims(open + 1..end, depth + 1));
+        }
+        let inner = open + 1..s.close[open]?;
+        Some(if words.contains(&"dim3") { self.components(inner, depth + 1) } else { self.dims(inner, depth + 1) })
+    }
+}
+
+/// Precedence climbing over integer expressions; anything else fails.
+struct Parser<'e, 's, 't> {
+    e: &'e Eval<'s, 't>,
+    pos: usize,
+    end: usize,
+    depth: u32,
+}
+
+impl Parser<'_, '_, '_> {
+    fn str(&self, i: usize) -> &str {
+        if i < self.end {
+            self.e.s.str(i)
+        } else {
+            ""
+        }
+    }
+
+    /// The binary operator at the cursor: (spelling, precedence, tokens).
+    fn operator(&self) -> Option<(&'static str, u8, usize)> {
+        let s = self.e.s;
+        let doubled = |c: &str| self.str(self.pos + 1) == c && s.toks[self.pos].end == s.toks[self.pos + 1].start;
+        let op = match self.str(self.pos) {
+            "*" => ("*", 6, 1),
+            "/" => ("/", 6, 1),
+            "%" => ("%", 6, 1),
+            "+" => ("+", 5, 1),
+            "-" => ("-", 5, 1),
+            "<" if doubled("<") => ("<<", 4, 2),
+            ">" if doubled(">") => (">>", 4, 2),
+            "&" if !doubled("&") => ("&", 3, 1),
+            "^" => ("^", 2, 1),
+            "|" if !doubled("|") => ("|", 1, 1),
+            _ => return None,
+        };
+        Some(op)
+    }
+
+    fn expr(&mut self, min: u8) -> Option<i128> {
+        let mut lhs = self.unary()?;
+        while let Some((op, prec, len)) = self.operator().filter(|o| o.1 >= min) {
+            self.pos += len;
+            let rhs = self.expr(prec + 1)?;
+            lhs = match op {
+                "*" => lhs.checked_mul(rhs)?,
+                "/" => lhs.checked_div(rhs)?,
+                "%" => lhs.checked_rem(rhs)?,
+                "+" => lhs.checked_add(rhs)?,
+                "-" => lhs.checked_sub(rhs)?,
+                "<<" if (0..64).contains(&rhs) => lhs.checked_mul(1 << rhs)?,
+                ">>" if (0..64).contains(&rhs) => lhs >> rhs,
+                "&" => lhs & rhs,
+                "^" => lhs ^ rhs,
+                "|" => lhs | rhs,
+                _ => return None,
+            };
+            if lhs.unsigned_abs() > u64::MAX as u128 {
+                return None;
+            }
+        }
+        Some(lhs)
+    }
+
+    fn unary(&mut self) -> Option<i128> {
+        let at = self.pos;
+        self.pos += 1;
+        match self.str(at) {
+            "-" => self.unary().map(|v| -v),
+            "+" => self.unary(),
+            "~" => self.unary().map(|v| !v),
+            "(" => {
+                let close = self.e.s.close[at].filter(|&c| c < self.end)?;
+                let v = Parser { e: self.e, pos: at + 1, end: close, depth: self.depth }.whole()?;
+                self.pos = close + 1;
+                Some(v)
+            }
+            word => match self.e.s.toks.get(at)?.kind {
+                Kind::Number => parse_int(word),
+                Kind::Ident => match self.e.variable(at, self.depth + 1)? {
+                    [Some(x), Some(1), Some(1)] => Some(x as i128),
+                    _ => None,
+                },
+                _ => None,
+            },
+        }
+    }
+
+    fn whole(mut self) -> Option<i128> {
+        let v = self.expr(0)?;
+        (self.pos == self.end).then_some(v)
+    }
+}
+
+/// An integer literal with C's prefixes, separators and suffixes.
+fn parse_int(literal: &str) -> Option<i128> {
+    let digits: String = literal.trim_end_matches(['u', 'U', 'l', 'L', 'z', 'Z']).chars().filter(|&c| c != '\'').collect();
+    let lower = digits.to_ascii_lowercase();
+    let (radix, body) = if let Some(hex) = lower.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(bin) = lower.strip_prefix("0b") {
+        (2, bin)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    i128::from_str_radix(body, radix).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Dims = [Option<u32>; 3];
+
+    /// The (grid, group) of each launch, with the kernel's name.
+    fn shapes(text: &str) -> Vec<(String, Dims, Dims)> {
+        kernel_launches(text).into_iter().map(|l| (l.kernel, l.grid, l.group)).collect()
+    }
+
+    const ONE: Option<u32> = Some(1);
+
+    #[test]
+    fn literal_launches_and_the_launch_range() {
+        let text = "void host(float* p) {\n  fill<<<1, 1>>>(p);\n  fill<<<8, 256, 0, stream>>>(p);\n}\n";
+        let launches = kernel_launches(text);
+        assert_eq!(shapes(text), [("fill".into(), [ONE; 3], [ONE; 3]), ("fill".into(), [Some(8), ONE, ONE], [Some(256), ONE, ONE])]);
+        assert_eq!(&text[launches[0].range.clone()], "fill<<<1, 1>>>(p)");
+    }
+
+    #[test]
+    fn dim3_variables_are_followed_to_their_declaration() {
+        let text = "void host(int n) {\n  const dim3 block(32, 8);\n  dim3 grid = dim3(4, 2);\n  k<<<grid, block>>>(n);\n}\n";
+        assert_eq!(shapes(text), [("k".into(), [Some(4), Some(2), ONE], [Some(32), Some(8), ONE])]);
+    }
+
+    #[test]
+    fn a_variable_changed_after_its_declaration_is_unknown() {
+        let text = "void host(int n) {\n  dim3 block(32);\n  if (n) block.y = 2;\n  k<<<1, block>>>(n);\n}\n";
+        assert_eq!(shapes(text), [("k".into(), [ONE; 3], [None; 3])]);
+    }
+
+    #[test]
+    fn expanded_macros_and_constant_arithmetic_evaluate() {
+        // What `#define N 4096` and `#define THREADS (1 << 8)` leave after preprocessing.
+        let text = "constexpr int kRows = 2;\nvoid host(int n) {\n  k<<<4096 / (1 << 8), dim3((1 << 8), kRows)>>>(n);\n}\n";
+        assert_eq!(shapes(text), [("k".into(), [Some(16), ONE, ONE], [Some(256), Some(2), ONE])]);
+    }
+
+    #[test]
+    fn unknown_expressions_stay_unknown() {
+        let text = "void host(int n, dim3 shape) {\n  k<<<(n + 255) / 256, shape>>>(n);\n  k<<<dim3(n, 2), 64>>>(n);\n}\n";
+        assert_eq!(shapes(text), [("k".into(), [None, ONE, ONE], [None; 3]), ("k".into(), [None, Some(2), ONE], [Some(64), ONE, ONE])]);
+    }
+
+    #[test]
+    fn templated_kernels_are_named_without_their_arguments() {
+        let text = "void host(float* p) {\n  ns::tile<float, 16><<<dim3(2, 2), dim3(16, 16)>>>(p);\n}\n";
+        assert_eq!(shapes(text), [("tile".into(), [Some(2), Some(2), ONE], [Some(16), Some(16), ONE])]);
+    }
+
+    #[test]
+    fn launch_apis_name_the_kernel_through_casts() {
+        let text = "void host(void** args) {\n  cudaLaunchKernel((void*)&reduce<int>, dim3(1), dim3(128), args, 0, 0);\n  cudaLaunchCooperativeKernel(reinterpret_cast<void*>(scan), 4, 64, args);\n}\n";
+        assert_eq!(shapes(text), [("reduce".into(), [ONE; 3], [Some(128), ONE, ONE]), ("scan".into(), [Some(4), ONE, ONE], [Some(64), ONE, ONE])]);
+    }
+
+    #[test]
+    fn chevrons_in_comments_and_strings_are_not_launches() {
+        let text = "void host() {\n  // k<<<1, 1>>>();\n  /* k<<<2, 2>>>(); */\n  puts(\"k<<<3, 3>>>()\");\n}\n";
+        assert_eq!(shapes(text), []);
+    }
+
+    #[test]
+    fn a_kernel_handed_on_may_run_with_any_shape() {
+        let text = "__global__ void k(int* p);\nvoid host(int* p) {\n  k<<<1, 32>>>(p);\n  cudaFuncSetAttribute(k, attr, 0);\n  run_later(k);\n}\n";
+        assert_eq!(shapes(text), [("k".into(), [ONE; 3], [Some(32), ONE, ONE]), ("k".into(), [None; 3], [None; 3])]);
+    }
+}
