@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Real-code corpus: run `lockstep check` over third-party GPU kernels fetched
+# from PyPI at run time, and summarise cost, crashes, findings and gaps.
+#
+#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J]
+#
+#   LOCKSTEP_CORPUS  scratch folder (default /tmp/lockstep-corpus); the
+#                    download, the per-file results, summary.json, sample.txt
+#   SAMPLE_SEED      seed for the sampled findings (default 1)
+#
+# The kernels are never copied into the repository: they are downloaded into
+# the scratch folder (once; a rerun reuses them) and read from there. This is
+# a benchmark, not a test: it needs the network on the first run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+# --mem caps each process's address space: ggml's mmq.cuh alone reaches
+# 17 GiB of RSS, and the machine is shared. A file over the cap aborts and is
+# reported as out of memory.
+sample=8 timeout_s=60 mem_mib=4096 jobs=1
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --sample) sample=$2; shift 2 ;;
+        --timeout) timeout_s=$2; shift 2 ;;
+        --mem) mem_mib=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
+        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J]" >&2; exit 2 ;;
+    esac
+done
+corpus=${LOCKSTEP_CORPUS:-/tmp/lockstep-corpus}
+seed=${SAMPLE_SEED:-1}
+
+# Sources: PyPI sdists, pinned so that runs compare. Each entry is
+# "name version include-dirs..." (include dirs relative to the package's
+# vendored root, as the project's own build passes them; system headers such
+# as <vector> stay missing on purpose: lockstep has no C++ standard library).
+sources=(
+    "llama-cpp-python 0.3.36 vendor/llama.cpp/ggml/include vendor/llama.cpp/ggml/src"
+)
+
+mkdir -p "$corpus/dl" "$corpus/src"
+for s in "${sources[@]}"; do
+    read -r name version _ <<< "$s"
+    dir="$corpus/src/$name-$version"
+    [ -e "$dir/.done" ] && continue
+    # `--no-binary NAME`, not `:all:`: the latter makes pip build the sdist's
+    # build requirements (cmake, ninja) from source too, which takes ages.
+    python3 -m pip download --quiet --no-deps --no-binary "$name" "$name==$version" -d "$corpus/dl"
+    tarball=$(ls "$corpus/dl/"*"${name//-/_}-$version.tar.gz" 2>/dev/null | head -n 1)
+    [ -n "$tarball" ] || { echo "no sdist for $name $version in $corpus/dl" >&2; exit 2; }
+    rm -rf "$dir" && mkdir -p "$dir"
+    tar xzf "$tarball" -C "$dir" --strip-components=1
+    touch "$dir/.done"
+done
+
+cargo build --release --quiet
+bin=$repo/target/release/lockstep
+[ -x /usr/bin/time ] || { apt-get install -y time >/dev/null 2>&1 || { echo "GNU time (/usr/bin/time) is needed" >&2; exit 2; }; }
+
+# Per-file results of this run: NNNN.json (stdout), .err (stderr), .time
+# ("wall-seconds peak-KiB", from GNU time around `timeout`, whose rusage
+# covers the killed child too), and manifest.tsv (index, source, file).
+res="$corpus/results"
+rm -rf "$res" && mkdir -p "$res"
+: > "$res/manifest.tsv"
+
+run_one() { # INDEX FILE INCLUDE-FLAGS...
+    local i=$1 f=$2 rc=0; shift 2
+    ulimit -v $((mem_mib * 1024))
+    /usr/bin/time -f '%e %M' -o "$res/$i.time" \
+        timeout -k 5 "$timeout_s" "$bin" check --format json "$@" "$f" > "$res/$i.json" 2> "$res/$i.err" || rc=$?
+    echo "$rc" > "$res/$i.rc"
+}
+
+i=0
+for s in "${sources[@]}"; do
+    read -r name version incs <<< "$s"
+    dir="$corpus/src/$name-$version"
+    flags=()
+    for d in $incs; do flags+=(-I "$dir/$d"); done
+    # One process per file: a hang or crash costs one file, and time/RSS are
+    # per file. Only the languages lockstep reads are run; the others are
+    # counted by the report from the tree.
+    while IFS= read -r -d '' f; do
+        i=$((i + 1)); idx=$(printf '%05d' "$i")
+        printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
+        run_one "$idx" "$f" "${flags[@]}" &
+        if [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; then wait -n || true; fi
+    done < <(find "$dir" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.hlsl' -o -name '*.hlsli' \
+                 -o -name '*.fx' -o -name '*.fxh' -o -name '*.csh' \) -print0 | sort -z)
+done
+wait || true
+
+python3 "$repo/bench/corpus_report.py" --corpus "$corpus" --bin "$bin" --sample "$sample" --seed "$seed" \
+    --timeout "$timeout_s" --mem "$mem_mib" --commit "$(git -C "$repo" rev-parse --short HEAD)"
