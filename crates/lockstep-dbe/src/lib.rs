@@ -113,6 +113,8 @@ pub enum Keep {
     Reduction,
     /// The caller asked to leave it alone (a barrier in divergent control flow).
     LeftAlone,
+    /// The function is too large for the dataflow to finish in time.
+    TooLarge,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -188,6 +190,12 @@ pub fn apply(f: &mut Function, result: &FunctionResult) {
         b.insts.retain(|v| !gone.contains(v));
     }
 }
+
+/// Blocks times accesses beyond which a function is not analysed: the
+/// dataflow's facts are sets of accesses per block, and a huge inlined
+/// kernel (ggml's quantized matrix multiply: 7 400 blocks, 7 700 accesses)
+/// would take tens of seconds. Its barriers are all kept.
+const MAX_FLOW_CELLS: usize = 1_000_000;
 
 /// The engine over one module; callee summaries are computed once and shared
 /// by every function it is run on.
@@ -328,6 +336,15 @@ impl<'m> Engine<'m> {
     pub fn run(&self, f: &Function, oracle: &dyn HazardOracle, leave_alone: &HashSet<Value>) -> FunctionResult {
         let prep = self.prep(f);
         let barriers = group_barriers(f);
+        let accesses: usize = prep.effects.iter().map(Vec::len).sum();
+        if f.blocks.len().saturating_mul(accesses) > MAX_FLOW_CELLS {
+            // Too large to decide in time: every barrier stays.
+            let barriers = barriers
+                .iter()
+                .map(|&(v, bar)| BarrierReport { value: v, span: f.inst(v).span, verdict: Verdict::Kept(Keep::TooLarge), orders: bar.spaces, flags: BarrierFlags::default() })
+                .collect();
+            return FunctionResult { barriers };
+        }
         let mut flows = self.flows(&prep, &|v| leave_alone.contains(&v));
         let dead_at_start: Vec<(Value, Barrier)> =
             Self::candidates(&barriers, leave_alone).filter(|(v, bar)| self.is_dead(&prep, &flows, *v, bar, oracle)).copied().collect();

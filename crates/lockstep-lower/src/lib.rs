@@ -192,7 +192,7 @@ fn compile_inner(
     match lowered {
         Ok(mut c) => {
             diagnostics.append(&mut c.diagnostics);
-            c.diagnostics = diagnostics;
+            c.diagnostics = one_note_per_construct(diagnostics);
             c
         }
         Err(_) => {
@@ -205,6 +205,27 @@ fn compile_inner(
             Compiled { module: Module::default(), diagnostics, has_errors: true }
         }
     }
+}
+
+/// `unsupported` notes with one message become the first of them, with a
+/// count: a construct repeated through a macro or a header is one note.
+fn one_note_per_construct(diagnostics: Vec<lockstep_diag::Diagnostic>) -> Vec<lockstep_diag::Diagnostic> {
+    let mut first: rustc_hash::FxHashMap<String, usize> = Default::default();
+    let mut out: Vec<lockstep_diag::Diagnostic> = Vec::with_capacity(diagnostics.len());
+    for d in diagnostics {
+        if d.rule == "unsupported" {
+            if let Some(&i) = first.get(&d.message) {
+                out[i].occurrences += 1;
+                continue;
+            }
+            first.insert(d.message.clone(), out.len());
+        }
+        out.push(d);
+    }
+    for d in out.iter_mut().filter(|d| d.occurrences > 1) {
+        d.notes.push(format!("the same construct is met {} more times in this file", d.occurrences - 1));
+    }
+    out
 }
 
 /// Parses, and when a broken top-level definition swallowed the definitions

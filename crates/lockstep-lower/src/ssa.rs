@@ -11,8 +11,16 @@ use rustc_hash::FxHashMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Var(pub u32);
 
+/// Operations one kernel may have after inlining. Real kernels stay far
+/// below; heavily templated code that inlines without bound would otherwise
+/// exhaust memory building phis.
+pub const MAX_KERNEL_OPERATIONS: usize = 400_000;
+
 #[derive(Default)]
 pub struct Ssa {
+    /// Set once the function outgrew [`MAX_KERNEL_OPERATIONS`]: reads stop
+    /// making phis, and the lowering abandons the kernel.
+    pub too_large: bool,
     var_types: Vec<Type>,
     var_names: Vec<String>,
     defs: FxHashMap<(Var, BlockId), Value>,
@@ -63,7 +71,16 @@ impl Ssa {
                 self.defs.insert((var, b), phi);
                 break phi;
             }
+            // A cycle of single-predecessor blocks is code nothing reaches
+            // (`for (;;)` after a `return`): the variable has no value there.
+            let unreachable_cycle = chain.len() > self.preds.len();
             match self.preds[b.index()].len() {
+                _ if unreachable_cycle => {
+                    let undef = f.add_inst(Op::Undef, self.var_type(var), span);
+                    f.block_mut(b).insts.insert(0, undef);
+                    self.defs.insert((var, b), undef);
+                    break undef;
+                }
                 0 => {
                     let undef = f.add_inst(Op::Undef, self.var_type(var), span);
                     f.block_mut(b).insts.insert(0, undef);
@@ -89,13 +106,20 @@ impl Ssa {
     }
 
     fn new_phi(&mut self, f: &mut Function, var: Var, block: BlockId, span: Span) -> Value {
-        let phi = f.add_inst(Op::Phi(Vec::new()), self.var_type(var), span);
+        if f.insts.len() > MAX_KERNEL_OPERATIONS {
+            self.too_large = true;
+        }
+        let op = if self.too_large { Op::Undef } else { Op::Phi(Vec::new()) };
+        let phi = f.add_inst(op, self.var_type(var), span);
         f.inst_mut(phi).name = Some(self.var_names[var.0 as usize].clone());
         f.block_mut(block).insts.insert(0, phi);
         phi
     }
 
     fn fill_phi(&mut self, f: &mut Function, var: Var, phi: Value, block: BlockId, span: Span) {
+        if self.too_large {
+            return;
+        }
         let preds = self.preds[block.index()].clone();
         let mut incoming = Vec::with_capacity(preds.len());
         for p in preds {

@@ -129,6 +129,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(body) = def.field(l.cx.fields.body) {
             l.stmt(body);
         }
+        if l.ssa.too_large {
+            let name = l.f.name.clone();
+            let d = Diagnostic::new("kernel-skipped", Severity::Warning, l.cx.span(def), format!("kernel `{name}` was not checked: it is too large to analyse"))
+                .with_primary_label("skipped")
+                .with_note(format!(
+                    "with its helpers inlined it has over {} operations; lockstep reports nothing for it rather than a partial result",
+                    crate::ssa::MAX_KERNEL_OPERATIONS
+                ));
+            l.cx.diags.push(d);
+            return None;
+        }
         let end = l.span_end(def);
         l.terminate(Terminator::Return(None), end, None);
         let mut f = std::mem::replace(&mut l.f, Function::new("", span));
@@ -319,6 +330,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
     // ----- statements -----
 
     pub fn stmt(&mut self, n: Node<'t>) {
+        if self.f.insts.len() > crate::ssa::MAX_KERNEL_OPERATIONS {
+            self.ssa.too_large = true;
+        }
+        if self.ssa.too_large {
+            return;
+        }
         self.depth += 1;
         if self.depth > MAX_NESTING {
             self.depth -= 1;

@@ -105,6 +105,13 @@ pub(crate) struct Preprocessor<'a> {
     pub(crate) counter: u32,
     once: HashSet<FileId>,
     guards: HashMap<FileId, Rc<str>>,
+    /// Includes not found, each reported once: the file as written and its
+    /// diagnostic's index.
+    missing: Vec<(String, usize)>,
+    /// Macros a conditional tested while undefined after an include went
+    /// missing (which may have defined them): the name, where, and how many
+    /// includes were missing by then.
+    untested_guesses: Vec<(Rc<str>, Span, usize)>,
 }
 
 pub(crate) fn error(rule: &str, span: Span, message: impl Into<String>) -> Diagnostic {
@@ -173,6 +180,8 @@ impl<'a> Preprocessor<'a> {
             counter: 0,
             once: HashSet::default(),
             guards: HashMap::default(),
+            missing: Vec::new(),
+            untested_guesses: Vec::new(),
         };
         for (name, b) in [("__FILE__", Builtin::File), ("__LINE__", Builtin::Line), ("__COUNTER__", Builtin::Counter)] {
             pp.macros.insert(name.into(), Rc::new(Macro::builtin(name, b)));
@@ -250,6 +259,7 @@ impl<'a> Preprocessor<'a> {
         }
         self.pending_newlines += self.deferred_newlines;
         self.flush_newlines();
+        self.explain_missing_includes();
         let (text, map) = self.out.finish(self.main);
         Output { text, map, diagnostics: self.diagnostics }
     }
@@ -619,10 +629,46 @@ impl<'a> Preprocessor<'a> {
         fs.conds.push(Cond { state, seen_else: false, opened_at: at });
     }
 
+    /// Notes that a conditional read macro `name` while it was undefined:
+    /// a missing include may have been meant to define it.
+    fn tested_undefined(&mut self, name: &Rc<str>, at: Span) {
+        if !self.missing.is_empty() && !self.macros.contains_key(name) {
+            self.untested_guesses.push((name.clone(), at, self.missing.len()));
+        }
+    }
+
+    /// Each missing include's diagnostic lists the macros tested undefined
+    /// after it: the branches there were chosen without it.
+    fn explain_missing_includes(&mut self) {
+        for (i, (_, diag)) in self.missing.iter().enumerate() {
+            let mut shown: Vec<String> = Vec::new();
+            for (name, at, missing_then) in &self.untested_guesses {
+                if *missing_then > i && !shown.iter().any(|s| s.starts_with(&format!("`{name}`"))) {
+                    let line = line_of(self.db.file(at.file), at.lo);
+                    shown.push(format!("`{name}` (line {line})"));
+                }
+            }
+            if shown.is_empty() {
+                continue;
+            }
+            let more = shown.len().saturating_sub(5);
+            shown.truncate(5);
+            let list = shown.join(", ") + &if more > 0 { format!(" and {more} more") } else { String::new() };
+            let d = &mut self.diagnostics[*diag];
+            d.notes.push(format!(
+                "macros tested later while undefined, which it may define: {list}; the branches there were chosen without it (define them with -D, or add the folder with -I)"
+            ));
+        }
+    }
+
     /// `#ifdef NAME` / `#ifndef NAME`: whether the group is taken.
     fn ifdef_test(&mut self, want_defined: bool, at: Span, rest: &[Token]) -> bool {
         match rest.first() {
-            Some(t) if t.kind == Kind::Ident => self.macros.contains_key(&*t.text) == want_defined,
+            Some(t) if t.kind == Kind::Ident => {
+                let name = t.text.clone();
+                self.tested_undefined(&name, t.span);
+                self.macros.contains_key(&*name) == want_defined
+            }
             _ => {
                 self.diagnostics.push(error("malformed-directive", at, "expected a macro name"));
                 false
@@ -694,6 +740,13 @@ impl<'a> Preprocessor<'a> {
 
     /// Evaluates an `#if`/`#elif` expression; errors make it false.
     fn eval_if(&mut self, at: Span, rest: &[Token]) -> bool {
+        for (i, t) in rest.iter().enumerate() {
+            let after_defined = i > 0 && (rest[i - 1].is_ident("defined") || (rest[i - 1].is_punct("(") && i > 1 && rest[i - 2].is_ident("defined")));
+            if t.kind == Kind::Ident && (after_defined || !t.is_ident("defined")) && !t.is_ident("true") && !t.is_ident("false") {
+                let name = t.text.clone();
+                self.tested_undefined(&name, t.span);
+            }
+        }
         let tokens = match self.replace_defined(rest) {
             Ok(t) => t,
             Err(span) => {
@@ -751,7 +804,13 @@ impl<'a> Preprocessor<'a> {
         };
         let Some(id) = self.resolve_include(&name, quoted) else {
             let shown = if quoted { format!("\"{name}\"") } else { format!("<{name}>") };
-            self.diagnostics.push(warning("include-not-found", name_span, format!("cannot find include file {shown}")));
+            if !self.missing.iter().any(|(m, _)| *m == shown) {
+                self.missing.push((shown.clone(), self.diagnostics.len()));
+                self.diagnostics.push(
+                    warning("include-not-found", name_span, format!("cannot find include file {shown}"))
+                        .with_primary_label("not found in the including file's folder or any -I folder"),
+                );
+            }
             return;
         };
         if self.once.contains(&id) || self.guards.get(&id).is_some_and(|g| self.macros.contains_key(g)) {

@@ -115,3 +115,23 @@ fn main_path_is_the_one_given() {
     let (lo, _) = find(r.text(), "src", 0);
     assert_eq!(r.out.map.offset(lo).file, r.main);
 }
+
+#[test]
+fn a_missing_include_is_reported_once_with_the_macros_it_may_have_defined() {
+    let src = "#include \"config.h\"\n#ifdef USE_FAST_PATH\nfast\n#endif\n#include \"config.h\"\n#if defined(HAS_WARP) && VERSION > 2\nwarp\n#endif\n#define LOCAL 1\n#ifdef LOCAL\nlocal\n#endif\n";
+    let r = run_with(src, &[], &Options::default());
+    assert_eq!(r.rules(), ["include-not-found"], "one diagnostic for two includes of the same file");
+    let d = r.diag("include-not-found");
+    let note = d.notes.iter().find(|n| n.contains("may define")).expect("a note naming the macros");
+    for name in ["`USE_FAST_PATH` (line 2)", "`HAS_WARP` (line 6)", "`VERSION` (line 6)"] {
+        assert!(note.contains(name), "{name} missing from {note}");
+    }
+    assert!(!note.contains("LOCAL"), "a macro defined before the test is no guess: {note}");
+}
+
+#[test]
+fn a_missing_include_with_no_later_tests_has_no_macro_note() {
+    let r = run_with("#include <vector>\nint x;\n", &[], &Options::default());
+    assert_eq!(r.rules(), ["include-not-found"]);
+    assert!(r.diag("include-not-found").notes.is_empty());
+}
