@@ -59,6 +59,42 @@ pub enum Reason {
     WaveAligned(Value),
 }
 
+/// See [`Uniformity::affine`]: thread-dependent terms (sorted, non-zero
+/// coefficients) and the level of the rest.
+struct Affine {
+    divergent: Vec<(Leaf, i64)>,
+    uniform: Level,
+}
+
+/// A thread-dependent term: a builtin (every read of `threadIdx.x` is the
+/// same value, though the front end emits one instruction per read) or any
+/// other value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Leaf {
+    Builtin(Builtin),
+    Value(Value),
+}
+
+impl Affine {
+    fn plus(mut self, o: &Affine, sign: i64) -> Affine {
+        for &(v, c) in &o.divergent {
+            match self.divergent.binary_search_by_key(&v, |t| t.0) {
+                Ok(i) => self.divergent[i].1 += sign * c,
+                Err(i) => self.divergent.insert(i, (v, sign * c)),
+            }
+        }
+        self.divergent.retain(|t| t.1 != 0);
+        self.uniform = self.uniform.min(o.uniform);
+        self
+    }
+
+    fn scaled(mut self, k: i64) -> Affine {
+        self.divergent.iter_mut().for_each(|t| t.1 *= k);
+        self.divergent.retain(|t| t.1 != 0);
+        self
+    }
+}
+
 pub struct Uniformity {
     levels: Vec<Level>,
     /// The block each instruction is placed in.
@@ -264,6 +300,20 @@ impl Uniformity {
                     (Level::Group, Reason::LoadMemory)
                 }
             }
+            Op::Cmp(_, x, y) => {
+                let args = min_operands(None);
+                if args.0 < Level::Group {
+                    // `t < bound + tid` with `t` starting at `start + tid`: the
+                    // thread-dependent parts cancel and every thread compares
+                    // the same difference.
+                    if let (Some(a), Some(c)) = (self.affine(f, cfg, *x, b, inst_block, 0), self.affine(f, cfg, *y, b, inst_block, 0)) {
+                        if a.divergent == c.divergent {
+                            return (a.uniform.min(c.uniform), Reason::Uniform);
+                        }
+                    }
+                }
+                args
+            }
             Op::Binary(op @ (BinOp::Div | BinOp::Shr | BinOp::And), x, y) => {
                 let args = min_operands(None);
                 if args.0 < Level::Wave && self.wave_aligned(f, *op, *x, *y) {
@@ -276,6 +326,63 @@ impl Uniformity {
             }
             _ => min_operands(None),
         }
+    }
+
+    /// An integer value as a sum of thread-dependent terms with constant
+    /// coefficients plus a part that is uniform at `uniform`, through
+    /// additions, subtractions, scaling by constants, integer conversions and
+    /// loop counters that step by a uniform amount. None when a term cannot
+    /// be split so.
+    fn affine(&self, f: &Function, cfg: &Cfg, v: Value, at: BlockId, inst_block: &[Option<BlockId>], depth: u32) -> Option<Affine> {
+        let level = self.operand(cfg, v, at, inst_block).0;
+        if level >= Level::Group {
+            return Some(Affine { divergent: Vec::new(), uniform: level });
+        }
+        if depth > 12 || !f.inst(v).ty.is_int() {
+            return None;
+        }
+        let sub = |x: Value| self.affine(f, cfg, x, at, inst_block, depth + 1);
+        let term = match f.inst(v).op {
+            Op::Builtin(bi) => Leaf::Builtin(bi),
+            _ => Leaf::Value(v),
+        };
+        let leaf = Affine { divergent: vec![(term, 1)], uniform: Level::Grid };
+        Some(match &f.inst(v).op {
+            Op::Binary(BinOp::Add, x, y) => sub(*x)?.plus(&sub(*y)?, 1),
+            Op::Binary(BinOp::Sub, x, y) => sub(*x)?.plus(&sub(*y)?, -1),
+            Op::Binary(BinOp::Mul, x, y) => match (f.as_int(*x), f.as_int(*y)) {
+                (Some(k), _) => sub(*y)?.scaled(k),
+                (_, Some(k)) => sub(*x)?.scaled(k),
+                _ => leaf,
+            },
+            Op::Convert(x) if f.inst(*x).ty.is_int() => sub(*x)?,
+            Op::Phi(incoming) => {
+                // A loop counter `phi(start, phi + step)` with a uniform step
+                // is its start plus a count all threads share while none has left.
+                let header = inst_block[v.index()]?;
+                let lp = cfg.loops.iter().find(|l| l.header == header)?;
+                let inside = |blk: &BlockId| lp.blocks.binary_search(blk).is_ok();
+                let (starts, updates): (Vec<_>, Vec<_>) = incoming.iter().partition(|(from, _)| !inside(from));
+                let [(_, start)] = starts[..] else { return Some(leaf) };
+                let mut step_level = Level::Grid;
+                for (_, u) in updates {
+                    let step = match &f.inst(u).op {
+                        Op::Binary(BinOp::Add, a, s) if *a == v => *s,
+                        Op::Binary(BinOp::Add, s, a) if *a == v => *s,
+                        _ => return Some(leaf),
+                    };
+                    let l = self.levels[step.index()];
+                    if l < Level::Group {
+                        return Some(leaf);
+                    }
+                    step_level = step_level.min(l);
+                }
+                let mut a = sub(start)?;
+                a.uniform = a.uniform.min(step_level);
+                a
+            }
+            _ => leaf,
+        })
     }
 
     /// `lane_linear / k`, `>> s` or `& ~mask` where whole waves map to one value.

@@ -176,7 +176,7 @@ impl Barrier {
 }
 
 /// Thread-identity and launch-shape values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Builtin {
     /// Thread id inside the group, per axis (`SV_GroupThreadID`, `threadIdx`).
     LocalId(u8),
