@@ -102,7 +102,7 @@ pub struct Dialect {
     pub axis_builtins: &'static [(&'static str, AxisBuiltin)],
     /// Barriers and fences whose arguments are flags deciding what they order
     /// (`barrier(CLK_LOCAL_MEM_FENCE)`); the function decodes the constant arguments.
-    pub flag_decoded_barriers: &'static [(&'static str, fn(&[Option<i64>]) -> Barrier)],
+    pub flag_decoded_barriers: &'static [(&'static str, DecodeBarrier)],
     /// Attribute fixing the group size of an entry point (`reqd_work_group_size`).
     pub group_size_attribute: Option<&'static str>,
     /// Whether a space qualifier on a pointer declaration names the space it
@@ -111,6 +111,9 @@ pub struct Dialect {
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
 }
+
+/// Decodes a barrier call's arguments (each a constant, or None) into what it orders.
+pub type DecodeBarrier = fn(&[Option<i64>]) -> Barrier;
 
 /// A launch-shape value selected by an axis argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -687,7 +690,7 @@ impl Dialect {
     pub fn axis_builtin(&self, name: &str) -> Option<AxisBuiltin> {
         self.axis_builtins.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
     }
-    pub fn flag_decoded_barrier(&self, name: &str) -> Option<fn(&[Option<i64>]) -> Barrier> {
+    pub fn flag_decoded_barrier(&self, name: &str) -> Option<DecodeBarrier> {
         self.flag_decoded_barriers.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
     }
     pub fn vector_memory(&self, name: &str) -> Option<VectorMemory> {
