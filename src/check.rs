@@ -37,7 +37,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
-    /// Language of the inputs, instead of guessing from the extension.
+    /// Language of the inputs, instead of guessing from the extension: hlsl (.hlsl .hlsli .fx .fxh .csh),
+    /// cuda (.cu .cuh), opencl (.cl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
     /// Apply machine-applicable fixes (files with syntax errors are left alone).
@@ -96,7 +97,7 @@ fn parse_sizes(s: &str, what: &str) -> Result<[u32; 3], String> {
 }
 
 pub fn parse_lang(s: &str) -> Result<Lang, String> {
-    Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected hlsl or cuda)"))
+    Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected {})", Lang::names()))
 }
 
 pub fn parse_defines(defines: &[String]) -> Vec<(String, Option<String>)> {
@@ -109,9 +110,16 @@ pub fn parse_defines(defines: &[String]) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// The kernel files to check, and the GPU sources found in directories that lockstep does not read.
+struct Inputs {
+    files: Vec<PathBuf>,
+    skipped: Vec<PathBuf>,
+}
+
 /// Expands directories into the kernel files below them, sorted.
-fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Vec<PathBuf>, String> {
+fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Inputs, String> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
@@ -123,6 +131,7 @@ fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Vec<PathBuf>, 
                     match e.file_type() {
                         Ok(t) if t.is_dir() => stack.push(path),
                         Ok(t) if t.is_file() && Lang::from_path(&path).is_some() => out.push(path),
+                        Ok(t) if t.is_file() && lockstep_lower::is_unread_gpu_source(&path) => skipped.push(path),
                         _ => {}
                     }
                 }
@@ -130,12 +139,29 @@ fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Vec<PathBuf>, 
         } else if lang.is_some() || Lang::from_path(p).is_some() {
             out.push(p.clone());
         } else {
-            return Err(format!("{}: unknown file type (use --lang hlsl|cuda)", p.display()));
+            return Err(format!("{}: unknown file type (use --lang {})", p.display(), Lang::names()));
         }
     }
     out.sort();
     out.dedup();
-    Ok(out)
+    skipped.sort();
+    skipped.dedup();
+    Ok(Inputs { files: out, skipped })
+}
+
+/// One line counting the skipped files by extension: `skipped 3 files lockstep does not read (2 .frag, 1 .spv)`.
+fn skipped_summary(skipped: &[PathBuf]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut by_extension = std::collections::BTreeMap::<String, usize>::new();
+    for p in skipped {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        *by_extension.entry(ext).or_default() += 1;
+    }
+    let counts: Vec<String> = by_extension.iter().map(|(ext, n)| format!("{n} .{ext}")).collect();
+    let n = skipped.len();
+    Some(format!("skipped {n} file{} lockstep does not read ({})", if n == 1 { "" } else { "s" }, counts.join(", ")))
 }
 
 /// The result of checking one file.
@@ -169,13 +195,16 @@ pub fn check_file_with(path: &Path, lang: Lang, options: &Options, checks: Check
 }
 
 pub fn run(args: &CheckArgs) -> ExitCode {
-    let files = match collect_files(&args.paths, args.lang) {
+    let Inputs { files, skipped } = match collect_files(&args.paths, args.lang) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Some(line) = skipped_summary(&skipped) {
+        eprintln!("note: {line}");
+    }
     let options = Options {
         defines: parse_defines(&args.defines),
         include_dirs: args.include_dirs.clone(),

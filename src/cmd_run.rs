@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Add an include directory.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
-    /// Language of the file, instead of guessing from the extension (hlsl, cuda).
+    /// Language of the file, instead of guessing from the extension (hlsl, cuda, opencl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
@@ -99,7 +99,7 @@ fn parse_axes(s: &str, missing: u32) -> Result<[u32; 3], String> {
 }
 
 fn parse_lang(s: &str) -> Result<Lang, String> {
-    Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected hlsl or cuda)"))
+    Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected {})", Lang::names()))
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -109,7 +109,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 pub fn execute(args: &RunArgs) -> ExitCode {
     let Some(lang) = args.lang.or_else(|| Lang::from_path(&args.file)) else {
-        return fail(format!("{}: unknown file type (use --lang hlsl|cuda)", args.file.display()));
+        return fail(format!("{}: unknown file type (use --lang {})", args.file.display(), Lang::names()));
     };
     let bytes = match std::fs::read(&args.file) {
         Ok(b) => b,

@@ -81,3 +81,27 @@ fn one_finding_per_defect_with_a_count() {
     assert_eq!(races[0]["count"], 4, "{out}");
     assert!(races[0]["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("3 more element pairs")), "{out}");
 }
+
+#[test]
+fn shader_files_lockstep_does_not_read_are_counted_as_skipped() {
+    let dir = std::env::temp_dir().join(format!("lockstep-skipped-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("k.cl"), "__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n").unwrap();
+    for name in ["a.frag", "b.frag", "sub/c.spv", "notes.txt"] {
+        std::fs::write(dir.join(name), "").unwrap();
+    }
+    let (code, _, err) = lockstep(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("skipped 3 files lockstep does not read (2 .frag, 1 .spv)"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn lang_help_and_errors_name_every_language() {
+    let (_, help, _) = lockstep(&["check", "--help"]);
+    let (_, _, err) = lockstep(&["check", "--lang", "fortran", "x"]);
+    for lang in lockstep_lower::Lang::ALL {
+        assert!(help.contains(lang.name()), "{help}");
+        assert!(err.contains(lang.name()), "{err}");
+    }
+}

@@ -131,6 +131,11 @@ fn cuda_fixtures() {
 }
 
 #[test]
+fn opencl_fixtures() {
+    run_dir("opencl");
+}
+
+#[test]
 fn harness_reports_missing_and_unexpected_diagnostics() {
     let dir = std::env::temp_dir().join(format!("lockstep-harness-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

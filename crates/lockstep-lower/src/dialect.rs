@@ -94,6 +94,48 @@ pub struct Dialect {
     /// Toolkit and system headers whose declarations the dialect table already
     /// models; a missing `<…>` include of one of these is not worth a warning.
     pub modelled_headers: &'static [&'static str],
+    /// Object-like macros defined before the file is read: the language's
+    /// predefined macros, and keywords the C grammar does not know spelled
+    /// as ones it does (OpenCL's `__kernel` as `__global__`).
+    pub predefined_macros: &'static [(&'static str, &'static str)],
+    /// Functions taking an axis and returning a launch-shape value (`get_local_id(d)`).
+    pub axis_builtins: &'static [(&'static str, AxisBuiltin)],
+    /// Barriers and fences whose arguments are flags deciding what they order
+    /// (`barrier(CLK_LOCAL_MEM_FENCE)`); the function decodes the constant arguments.
+    pub flag_decoded_barriers: &'static [(&'static str, DecodeBarrier)],
+    /// Attribute fixing the group size of an entry point (`reqd_work_group_size`).
+    pub group_size_attribute: Option<&'static str>,
+    /// Whether a space qualifier on a pointer declaration names the space it
+    /// points into (OpenCL `__global float* p`) rather than where the pointer lives.
+    pub space_qualifies_pointee: bool,
+    /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
+    pub vector_memory: &'static [(&'static str, VectorMemory)],
+}
+
+/// Decodes a barrier call's arguments (each a constant, or None) into what it orders.
+pub type DecodeBarrier = fn(&[Option<i64>]) -> Barrier;
+
+/// A launch-shape value selected by an axis argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisBuiltin {
+    LocalId,
+    GroupId,
+    GroupSize,
+    NumGroups,
+    /// `group_id * group_size + local_id` (plus a global offset of 0).
+    GlobalId,
+    /// `num_groups * group_size`.
+    GlobalSize,
+    /// The launch's global offset, always 0 in lockstep's launches.
+    GlobalOffset,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorMemory {
+    /// `vloadN(offset, pointer)`.
+    Load(u32),
+    /// `vstoreN(value, offset, pointer)`.
+    Store(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,6 +313,12 @@ pub static HLSL: Dialect = Dialect {
     wave_size: None,
     discard_if_negative: Some("clip"),
     modelled_headers: &[],
+    predefined_macros: &[],
+    axis_builtins: &[],
+    flag_decoded_barriers: &[],
+    group_size_attribute: None,
+    space_qualifies_pointee: false,
+    vector_memory: &[],
 };
 
 pub static CUDA: Dialect = Dialect {
@@ -376,9 +424,278 @@ pub static CUDA: Dialect = Dialect {
         "cfloat",
         "climits",
     ],
+    predefined_macros: &[],
+    axis_builtins: &[],
+    flag_decoded_barriers: &[],
+    group_size_attribute: None,
+    space_qualifies_pointee: false,
+    vector_memory: &[],
+};
+
+/// OpenCL C's `CLK_*_MEM_FENCE` flag bits.
+const CLK_LOCAL_MEM_FENCE: i64 = 1;
+const CLK_GLOBAL_MEM_FENCE: i64 = 2;
+const CLK_IMAGE_MEM_FENCE: i64 = 4;
+/// OpenCL C's `memory_scope` values (as clang numbers them).
+const MEMORY_SCOPE_DEVICE: i64 = 2;
+const MEMORY_SCOPE_ALL_DEVICES: i64 = 3;
+
+/// Decodes OpenCL `barrier(flags)` / `work_group_barrier(flags[, scope])` /
+/// `mem_fence(flags)` arguments for a call that synchronizes `exec` threads.
+/// Flags lockstep cannot evaluate order every space.
+fn opencl_fenced(args: &[Option<i64>], exec: Scope, default_mem: Scope) -> Barrier {
+    let spaces = match args.first() {
+        Some(Some(flags)) => {
+            let mut spaces = Spaces::NONE;
+            if flags & CLK_LOCAL_MEM_FENCE != 0 {
+                spaces = spaces.union(Spaces::SHARED);
+            }
+            if flags & (CLK_GLOBAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE) != 0 {
+                spaces = spaces.union(Spaces::DEVICE);
+            }
+            spaces
+        }
+        _ => Spaces::ALL,
+    };
+    let mem = match args.get(1) {
+        Some(Some(MEMORY_SCOPE_DEVICE)) => Scope::Device,
+        Some(Some(MEMORY_SCOPE_ALL_DEVICES)) => Scope::System,
+        _ => default_mem,
+    };
+    Barrier { exec, mem, spaces, reduce: None }
+}
+
+fn opencl_group_barrier(args: &[Option<i64>]) -> Barrier {
+    opencl_fenced(args, Scope::Group, Scope::Group)
+}
+
+fn opencl_sub_group_barrier(args: &[Option<i64>]) -> Barrier {
+    opencl_fenced(args, Scope::Wave, Scope::Wave)
+}
+
+fn opencl_mem_fence(args: &[Option<i64>]) -> Barrier {
+    opencl_fenced(args, Scope::None, Scope::Group)
+}
+
+const MATH_OPENCL: &[(&str, MathFn)] = &[
+    ("min", MathFn::Min),
+    ("max", MathFn::Max),
+    ("fmin", MathFn::Min),
+    ("fmax", MathFn::Max),
+    ("abs", MathFn::Abs),
+    ("fabs", MathFn::Abs),
+    ("clamp", MathFn::Clamp),
+    ("sqrt", MathFn::Sqrt),
+    ("native_sqrt", MathFn::Sqrt),
+    ("rsqrt", MathFn::Rsqrt),
+    ("native_rsqrt", MathFn::Rsqrt),
+    ("exp", MathFn::Exp),
+    ("native_exp", MathFn::Exp),
+    ("exp2", MathFn::Exp2),
+    ("log", MathFn::Log),
+    ("native_log", MathFn::Log),
+    ("log2", MathFn::Log2),
+    ("pow", MathFn::Pow),
+    ("powr", MathFn::Pow),
+    ("sin", MathFn::Sin),
+    ("native_sin", MathFn::Sin),
+    ("cos", MathFn::Cos),
+    ("native_cos", MathFn::Cos),
+    ("tan", MathFn::Tan),
+    ("floor", MathFn::Floor),
+    ("ceil", MathFn::Ceil),
+    ("round", MathFn::Round),
+    ("trunc", MathFn::Trunc),
+    ("fma", MathFn::Fma),
+    ("mad", MathFn::Fma),
+    ("mix", MathFn::Lerp),
+    ("sign", MathFn::Sign),
+    ("step", MathFn::Step),
+    ("popcount", MathFn::CountBits),
+    ("as_float", MathFn::Bitcast),
+    ("as_int", MathFn::Bitcast),
+    ("as_uint", MathFn::Bitcast),
+];
+
+pub static OPENCL: Dialect = Dialect {
+    name: "opencl",
+    barriers: &[],
+    flag_barrier: None,
+    builtin_vars: &[],
+    semantics: &[],
+    builtin_calls: &[
+        ("get_local_linear_id", Builtin::LocalIndex),
+        ("get_sub_group_local_id", Builtin::LaneId),
+        ("get_sub_group_size", Builtin::WaveSize),
+        ("get_max_sub_group_size", Builtin::WaveSize),
+    ],
+    // The address-space keywords reach the parser as the CUDA words
+    // (`predefined_macros`); these are the spaces those words stand for.
+    space_qualifiers: &[
+        ("__shared__", MemSpace::Shared),
+        ("__device__", MemSpace::Device),
+        ("__constant__", MemSpace::Constant),
+    ],
+    coherent_qualifiers: &["volatile"],
+    entry_marker: EntryMarker::GlobalSpecifier,
+    resources: &[],
+    atomics: &[
+        ("atomic_add", AtomicOp::Add),
+        ("atomic_sub", AtomicOp::Sub),
+        ("atomic_xchg", AtomicOp::Exchange),
+        ("atomic_min", AtomicOp::Min),
+        ("atomic_max", AtomicOp::Max),
+        ("atomic_and", AtomicOp::And),
+        ("atomic_or", AtomicOp::Or),
+        ("atomic_xor", AtomicOp::Xor),
+        ("atomic_inc", AtomicOp::Inc),
+        ("atomic_dec", AtomicOp::Dec),
+        ("atomic_cmpxchg", AtomicOp::CompareExchange),
+        ("atom_add", AtomicOp::Add),
+        ("atom_sub", AtomicOp::Sub),
+        ("atom_xchg", AtomicOp::Exchange),
+        ("atom_min", AtomicOp::Min),
+        ("atom_max", AtomicOp::Max),
+        ("atom_and", AtomicOp::And),
+        ("atom_or", AtomicOp::Or),
+        ("atom_xor", AtomicOp::Xor),
+        ("atom_inc", AtomicOp::Inc),
+        ("atom_dec", AtomicOp::Dec),
+        ("atom_cmpxchg", AtomicOp::CompareExchange),
+        ("atomic_fetch_add", AtomicOp::Add),
+        ("atomic_fetch_sub", AtomicOp::Sub),
+        ("atomic_fetch_min", AtomicOp::Min),
+        ("atomic_fetch_max", AtomicOp::Max),
+        ("atomic_fetch_and", AtomicOp::And),
+        ("atomic_fetch_or", AtomicOp::Or),
+        ("atomic_fetch_xor", AtomicOp::Xor),
+        ("atomic_exchange", AtomicOp::Exchange),
+        ("atomic_fetch_add_explicit", AtomicOp::Add),
+        ("atomic_fetch_sub_explicit", AtomicOp::Sub),
+        ("atomic_fetch_min_explicit", AtomicOp::Min),
+        ("atomic_fetch_max_explicit", AtomicOp::Max),
+        ("atomic_fetch_and_explicit", AtomicOp::And),
+        ("atomic_fetch_or_explicit", AtomicOp::Or),
+        ("atomic_fetch_xor_explicit", AtomicOp::Xor),
+        ("atomic_exchange_explicit", AtomicOp::Exchange),
+    ],
+    atomic_dest_is_pointer: true,
+    wave_ops: &[
+        ("sub_group_reduce_add", WaveOp::Sum),
+        ("sub_group_reduce_min", WaveOp::Min),
+        ("sub_group_reduce_max", WaveOp::Max),
+        ("sub_group_scan_exclusive_add", WaveOp::PrefixSum),
+        ("sub_group_broadcast", WaveOp::ReadLane),
+        ("sub_group_any", WaveOp::AnyTrue),
+        ("sub_group_all", WaveOp::AllTrue),
+        ("sub_group_shuffle", WaveOp::Shuffle),
+        ("sub_group_shuffle_xor", WaveOp::ShuffleXor),
+        ("sub_group_shuffle_up", WaveOp::ShuffleUp),
+        ("sub_group_shuffle_down", WaveOp::ShuffleDown),
+    ],
+    wave_mask_first: false,
+    math: MATH_OPENCL,
+    sync_objects: &[],
+    float_literal_is_double: true,
+    plain_globals_are_constant: false,
+    collective_fences: false,
+    host_code: false,
+    // Sub-group width varies by device.
+    wave_size: None,
+    discard_if_negative: None,
+    modelled_headers: &[],
+    predefined_macros: &[
+        ("__kernel", "__global__"),
+        ("kernel", "__global__"),
+        ("__global", "__device__"),
+        ("global", "__device__"),
+        ("__local", "__shared__"),
+        ("local", "__shared__"),
+        ("__constant", "__constant__"),
+        ("constant", "__constant__"),
+        ("__private", ""),
+        ("private", ""),
+        ("__read_only", "const"),
+        ("read_only", "const"),
+        ("__write_only", ""),
+        ("write_only", ""),
+        ("__read_write", ""),
+        ("read_write", ""),
+        ("__OPENCL_VERSION__", "120"),
+        ("__OPENCL_C_VERSION__", "120"),
+        ("CL_VERSION_1_0", "100"),
+        ("CL_VERSION_1_1", "110"),
+        ("CL_VERSION_1_2", "120"),
+        ("CL_VERSION_2_0", "200"),
+        ("CL_VERSION_3_0", "300"),
+        ("__ENDIAN_LITTLE__", "1"),
+        ("__IMAGE_SUPPORT__", "1"),
+        ("CLK_LOCAL_MEM_FENCE", "1"),
+        ("CLK_GLOBAL_MEM_FENCE", "2"),
+        ("CLK_IMAGE_MEM_FENCE", "4"),
+        ("memory_scope_work_item", "0"),
+        ("memory_scope_work_group", "1"),
+        ("memory_scope_device", "2"),
+        ("memory_scope_all_svm_devices", "3"),
+        ("memory_scope_all_devices", "3"),
+        ("memory_scope_sub_group", "4"),
+        ("memory_order_relaxed", "0"),
+        ("memory_order_acquire", "2"),
+        ("memory_order_release", "3"),
+        ("memory_order_acq_rel", "4"),
+        ("memory_order_seq_cst", "5"),
+        ("FLT_MAX", "3.402823466e+38f"),
+        ("FLT_MIN", "1.175494351e-38f"),
+        ("FLT_EPSILON", "1.192092896e-07f"),
+        ("MAXFLOAT", "3.402823466e+38f"),
+        ("INFINITY", "(1.0f / 0.0f)"),
+        ("INT_MAX", "2147483647"),
+        ("INT_MIN", "(-2147483647 - 1)"),
+        ("UINT_MAX", "0xffffffffu"),
+        ("M_PI_F", "3.14159274f"),
+        ("NULL", "0"),
+    ],
+    axis_builtins: &[
+        ("get_local_id", AxisBuiltin::LocalId),
+        ("get_group_id", AxisBuiltin::GroupId),
+        ("get_local_size", AxisBuiltin::GroupSize),
+        ("get_enqueued_local_size", AxisBuiltin::GroupSize),
+        ("get_num_groups", AxisBuiltin::NumGroups),
+        ("get_global_id", AxisBuiltin::GlobalId),
+        ("get_global_size", AxisBuiltin::GlobalSize),
+        ("get_global_offset", AxisBuiltin::GlobalOffset),
+    ],
+    flag_decoded_barriers: &[
+        ("barrier", opencl_group_barrier),
+        ("work_group_barrier", opencl_group_barrier),
+        ("sub_group_barrier", opencl_sub_group_barrier),
+        ("mem_fence", opencl_mem_fence),
+        ("read_mem_fence", opencl_mem_fence),
+        ("write_mem_fence", opencl_mem_fence),
+        ("atomic_work_item_fence", opencl_mem_fence),
+    ],
+    group_size_attribute: Some("reqd_work_group_size"),
+    space_qualifies_pointee: true,
+    vector_memory: &[
+        ("vload2", VectorMemory::Load(2)),
+        ("vload3", VectorMemory::Load(3)),
+        ("vload4", VectorMemory::Load(4)),
+        ("vstore2", VectorMemory::Store(2)),
+        ("vstore3", VectorMemory::Store(3)),
+        ("vstore4", VectorMemory::Store(4)),
+    ],
 };
 
 impl Dialect {
+    pub fn axis_builtin(&self, name: &str) -> Option<AxisBuiltin> {
+        self.axis_builtins.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
+    pub fn flag_decoded_barrier(&self, name: &str) -> Option<DecodeBarrier> {
+        self.flag_decoded_barriers.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+    pub fn vector_memory(&self, name: &str) -> Option<VectorMemory> {
+        self.vector_memory.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
     pub fn barrier(&self, name: &str) -> Option<Barrier> {
         self.barriers.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
     }

@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, BuiltinVar, ResourceKind};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ResourceKind, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -34,6 +34,19 @@ fn arith_type(a: Type, b: Type) -> Type {
 const SWIZZLE_SETS: [&str; 2] = ["xyzw", "rgba"];
 
 fn swizzle(field: &str, width: u32) -> Option<Vec<u32>> {
+    let width = width.max(1);
+    // OpenCL C: `.s0123` by number, `.lo`/`.hi` halves, `.even`/`.odd` lanes.
+    let half = width.div_ceil(2);
+    let numbered: Option<Vec<u32>> = match field {
+        "lo" => Some((0..half).collect()),
+        "hi" => Some((half..width.max(2)).collect()),
+        "even" => Some((0..width).step_by(2).collect()),
+        "odd" => Some((1..width.max(2)).step_by(2).collect()),
+        _ => field.strip_prefix(['s', 'S']).and_then(|digits| digits.chars().map(|c| c.to_digit(16)).collect()),
+    };
+    if let Some(idx) = numbered.filter(|idx| !idx.is_empty() && idx.len() <= 4 && idx.iter().all(|&i| i < width)) {
+        return Some(idx);
+    }
     for set in SWIZZLE_SETS {
         let idx: Option<Vec<u32>> = field.chars().map(|c| set.find(c).map(|i| i as u32)).collect();
         if let Some(idx) = idx {
@@ -1032,6 +1045,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.emit(Op::Barrier(b, None), Type::Void, span);
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
+        if let Some(decode) = d.flag_decoded_barrier(name) {
+            let consts: Vec<Option<i64>> = args.iter().map(|&a| self.cx.const_int(a)).collect();
+            self.emit(Op::Barrier(decode(&consts), None), Type::Void, span);
+            return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
         if let Some(scope) = d.sync_object(name) {
             for &a in args {
                 self.expr(a);
@@ -1057,6 +1075,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(b) = d.builtin_call(name) {
             let v = self.builtin(b, span);
             return self.scalar(v);
+        }
+        if let Some(b) = d.axis_builtin(name) {
+            if let Some(axis) = args.first().and_then(|&a| self.cx.const_int(a)) {
+                let v = self.axis_builtin(b, axis, span);
+                return self.scalar(v);
+            }
+        }
+        if let Some(access) = d.vector_memory(name) {
+            if let Some(rv) = self.vector_memory(access, args, span) {
+                return rv;
+            }
         }
         if let Some(op) = d.atomic(name) {
             return self.atomic_call(op, args, call, span);
@@ -1345,6 +1374,70 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             _ => None,
         }
+    }
+
+    /// A launch-shape value along `axis`; past the third axis ids are 0 and sizes 1.
+    fn axis_builtin(&mut self, b: AxisBuiltin, axis: i64, span: Span) -> Value {
+        let Some(a) = u8::try_from(axis).ok().filter(|a| *a < 3) else {
+            let past = match b {
+                AxisBuiltin::GroupSize | AxisBuiltin::NumGroups | AxisBuiltin::GlobalSize => 1,
+                _ => 0,
+            };
+            return self.int(Type::U32, past, span);
+        };
+        match b {
+            AxisBuiltin::LocalId => self.builtin(Builtin::LocalId(a), span),
+            AxisBuiltin::GroupId => self.builtin(Builtin::GroupId(a), span),
+            AxisBuiltin::GroupSize => self.builtin(Builtin::GroupSize(a), span),
+            AxisBuiltin::NumGroups => self.builtin(Builtin::NumGroups(a), span),
+            AxisBuiltin::GlobalId => {
+                let g = self.builtin(Builtin::GroupId(a), span);
+                let s = self.builtin(Builtin::GroupSize(a), span);
+                let l = self.builtin(Builtin::LocalId(a), span);
+                let gs = self.emit(Op::Binary(BinOp::Mul, g, s), Type::U32, span);
+                self.emit(Op::Binary(BinOp::Add, gs, l), Type::U32, span)
+            }
+            AxisBuiltin::GlobalSize => {
+                let n = self.builtin(Builtin::NumGroups(a), span);
+                let s = self.builtin(Builtin::GroupSize(a), span);
+                self.emit(Op::Binary(BinOp::Mul, n, s), Type::U32, span)
+            }
+            AxisBuiltin::GlobalOffset => self.int(Type::U32, 0, span),
+        }
+    }
+
+    /// `vloadN(offset, p)` reads `p[offset*N .. offset*N+N]`; `vstoreN(v, offset, p)` writes them.
+    /// None when the pointer is not one lockstep follows.
+    fn vector_memory(&mut self, access: VectorMemory, args: &[Node<'t>], span: Span) -> Option<RV> {
+        let (width, value, offset, pointer) = match (access, args) {
+            (VectorMemory::Load(n), &[offset, pointer]) => (n, None, offset, pointer),
+            (VectorMemory::Store(n), &[value, offset, pointer]) => (n, Some(self.expr(value)), offset, pointer),
+            _ => return None,
+        };
+        let offset = *self.expr(offset).vals.first()?;
+        let offset = self.convert(offset, Type::U32, span);
+        let rv = self.expr(pointer);
+        let (SrcType::Pointer(elem, space), Some(&p)) = (rv.ty.clone(), rv.vals.first()) else { return None };
+        let n = self.int(Type::U32, width as i64, span);
+        let first = self.emit(Op::Binary(BinOp::Mul, offset, n), Type::U32, span);
+        let mut loaded = Vec::new();
+        for i in 0..width {
+            let k = self.int(Type::U32, i as i64, span);
+            let idx = self.emit(Op::Binary(BinOp::Add, first, k), Type::U32, span);
+            let place = self.pointer_place(p, &elem, space, Some(idx), span);
+            match &value {
+                Some(v) => {
+                    let lane = v.vals.get(i as usize).or(v.vals.first()).copied()?;
+                    let lane = self.scalar(lane);
+                    self.assign(&place, &lane, span, None);
+                }
+                None => loaded.extend(self.read_place(&place, span).vals),
+            }
+        }
+        Some(match value {
+            Some(_) => RV { vals: Vec::new(), ty: SrcType::Void },
+            None => RV { vals: loaded, ty: SrcType::Vector(elem.scalar(&self.cx.structs), width) },
+        })
     }
 
     fn atomic_call(&mut self, op: AtomicOp, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {

@@ -1,4 +1,4 @@
-//! Lowers HLSL and CUDA to the kernel IR.
+//! Lowers HLSL, CUDA and OpenCL C to the kernel IR.
 //!
 //! One lowering serves every C-family language: both grammars share the
 //! tree-sitter C/C++ node shapes, and everything language-specific (barrier
@@ -26,14 +26,28 @@ pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with
 pub enum Lang {
     Hlsl,
     Cuda,
+    OpenCl,
 }
 
 impl Lang {
+    pub const ALL: [Lang; 3] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl];
+
+    /// The name `--lang` takes.
+    pub fn name(self) -> &'static str {
+        self.dialect().name
+    }
+
+    /// Every language's `--lang` name, as `hlsl|cuda|…`.
+    pub fn names() -> String {
+        Lang::ALL.map(Lang::name).join("|")
+    }
+
     /// Picks the language from a file extension.
     pub fn from_path(path: &std::path::Path) -> Option<Lang> {
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "hlsl" | "hlsli" | "fx" | "fxh" | "csh" => Some(Lang::Hlsl),
             "cu" | "cuh" => Some(Lang::Cuda),
+            "cl" => Some(Lang::OpenCl),
             _ => None,
         }
     }
@@ -42,6 +56,7 @@ impl Lang {
         match name.to_ascii_lowercase().as_str() {
             "hlsl" => Some(Lang::Hlsl),
             "cuda" | "cu" => Some(Lang::Cuda),
+            "opencl" | "cl" => Some(Lang::OpenCl),
             _ => None,
         }
     }
@@ -50,15 +65,29 @@ impl Lang {
         match self {
             Lang::Hlsl => &dialect::HLSL,
             Lang::Cuda => &dialect::CUDA,
+            Lang::OpenCl => &dialect::OPENCL,
         }
     }
 
     pub fn grammar(self) -> lockstep_syntax::Grammar {
         match self {
             Lang::Hlsl => lockstep_syntax::Grammar::Hlsl,
-            Lang::Cuda => lockstep_syntax::Grammar::Cuda,
+            // OpenCL C is C; its keywords reach the C++ grammar as CUDA words.
+            Lang::Cuda | Lang::OpenCl => lockstep_syntax::Grammar::Cuda,
         }
     }
+}
+
+/// Extensions of GPU shader and kernel files lockstep does not read yet;
+/// a directory walk counts them as skipped rather than ignoring them.
+pub const UNREAD_EXTENSIONS: &[&str] = &[
+    "comp", "glsl", "frag", "vert", "geom", "tesc", "tese", "mesh", "task", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall",
+    "spv", "spvasm", "metal", "wgsl", "ptx", "amdgcn", "dxil",
+];
+
+/// Whether `path` is a GPU source lockstep does not read (by extension).
+pub fn is_unread_gpu_source(path: &std::path::Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| UNREAD_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
 /// Maps byte ranges of the parsed (preprocessed) text to original spans.
@@ -137,7 +166,9 @@ fn compile_inner(
     loader: &dyn lockstep_preprocess::FileLoader,
     sink: Option<&mut KernelSink>,
 ) -> Compiled {
-    let pp_options = lockstep_preprocess::Options { defines: options.defines.clone(), include_dirs: options.include_dirs.clone() };
+    let predefined = lang.dialect().predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
+    let defines = predefined.chain(options.defines.iter().cloned()).collect();
+    let pp_options = lockstep_preprocess::Options { defines, include_dirs: options.include_dirs.clone() };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
     let modelled = lang.dialect().modelled_headers;

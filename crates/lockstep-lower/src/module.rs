@@ -605,6 +605,9 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     let first = ch.named_children(&mut cc).find(|x| ctx.kind(*x) != "__launch_bounds__");
                     info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
                 }
+                if ctx.d.group_size_attribute.is_some() && ctx.kind(ch) == "attribute_specifier" {
+                    attribute_facts(ctx, ch, &mut info, &mut is_entry);
+                }
             }
             EntryMarker::NumThreadsAttribute => {
                 if ctx.kind(ch).contains("attribute") {
@@ -647,8 +650,9 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
                     a.named_children(&mut c).filter_map(|x| ctx.const_int(x)).collect()
                 })
                 .unwrap_or_default();
-            if lname == "numthreads" {
-                *is_entry = true;
+            let fixes_group_size = ctx.d.group_size_attribute.is_some_and(|a| a == lname);
+            if lname == "numthreads" || fixes_group_size {
+                *is_entry |= lname == "numthreads";
                 if vals.len() == 3 {
                     info.group_size = Some([vals[0].max(1) as u32, vals[1].max(1) as u32, vals[2].max(1) as u32]);
                 }

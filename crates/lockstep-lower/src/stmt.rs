@@ -256,6 +256,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => (format!("param{i}"), t),
             };
             let span = self.span(p);
+            if let Some(shared) = self.shared_pointer_parameter(p, &name, &ty, span) {
+                self.bind(name, Binding::Place(shared));
+                continue;
+            }
             let semantic = semantic_of(self.cx, p).and_then(|s| self.cx.d.semantic(&s));
             let vals: Vec<Value> = match semantic {
                 Some(sem) => self.semantic_values(sem, &ty, span),
@@ -286,6 +290,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             self.bind(name, Binding::Place(Place::Vars { vars, ty }));
         }
+    }
+
+    /// A kernel parameter pointing into group-shared memory (OpenCL
+    /// `__local float* s`): the host sizes it per launch, so it is one
+    /// dynamically sized shared allocation per group, which the parameter
+    /// points at.
+    fn shared_pointer_parameter(&mut self, p: Node<'t>, name: &str, ty: &SrcType, span: Span) -> Option<Place> {
+        if !self.cx.d.space_qualifies_pointee {
+            return None;
+        }
+        let SrcType::Pointer(elem, _) = ty else { return None };
+        let words = decl_words(self.cx, p);
+        if words.iter().find_map(|w| self.cx.d.space_qualifier(w)) != Some(MemSpace::Shared) {
+            return None;
+        }
+        let array = SrcType::Array(elem.clone(), 0);
+        let g = self.cx.add_global(name, GlobalKind::DynamicShared, MemSpace::Shared, &array, false, span);
+        let zero = self.int(Type::U32, 0, span);
+        let pointer = self.emit(Op::AddrOf(Root::Global(g), zero), Type::Ptr(MemSpace::Shared), span);
+        let vars = self.new_vars(ty, name);
+        self.ssa.write(vars[0], self.cur, pointer);
+        Some(Place::Vars { vars, ty: SrcType::Pointer(elem.clone(), MemSpace::Shared) })
     }
 
     /// A builtin component, folding launch-shape values the source fixes.
@@ -625,6 +651,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     (name, rv.ty.clone(), Some(rv))
                 }
             };
+            if let (true, Some(sp), SrcType::Pointer(elem, _)) = (self.cx.d.space_qualifies_pointee, space, &ty) {
+                // `__global float* p`: a private pointer into that space.
+                let pointer = SrcType::Pointer(elem.clone(), sp);
+                let vars = self.new_vars(&pointer, &name);
+                let place = Place::Vars { vars, ty: pointer };
+                let rv = match (init_rv, init) {
+                    (Some(rv), _) => Some(rv),
+                    (None, Some(init)) => Some(self.expr(init)),
+                    (None, None) => None,
+                };
+                if let Some(rv) = rv {
+                    self.assign(&place, &rv, span, Some(&name));
+                }
+                self.bind(name, Binding::Place(place));
+                continue;
+            }
             if let Some(sp) = space.filter(|s| *s == MemSpace::Shared || *s == MemSpace::Device || *s == MemSpace::Constant) {
                 // `__shared__` inside a kernel: one allocation per group.
                 let kind = match sp {

@@ -1,0 +1,65 @@
+//! Each front end's kernels run on the emulator through the one IR: a
+//! reduction per language with its exact result. (Kept outside the emulator
+//! crate: a new language changes no emulator code, tests included.)
+
+use lockstep_emu::{run, Launch, RunConfig, RunOutcome, Scheduler};
+use lockstep_lower::{compile, Lang, Options};
+use lockstep_source::SourceDb;
+
+fn compile_and_run(name: &str, lang: Lang, text: &str, entry: &str, launch: &str, config: RunConfig) -> (SourceDb, RunOutcome) {
+    let mut db = SourceDb::new();
+    let file = db.add(name, text);
+    let c = compile(&mut db, file, lang, &Options::default());
+    assert!(!c.has_errors, "{:?}", c.diagnostics);
+    let f = c.module.find_function(entry).expect("entry exists");
+    let l = Launch::parse(launch, std::path::Path::new(".")).unwrap();
+    let outcome = run(&db, &c.module, f, &l, &config).unwrap();
+    (db, outcome)
+}
+
+/// The findings as `rule:line`.
+fn findings(db: &SourceDb, o: &RunOutcome) -> Vec<String> {
+    o.findings.iter().map(|d| format!("{}:{}", d.rule, db.location(d.span).0.line)).collect()
+}
+
+const REDUCE_OPENCL: &str = r#"__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void reduce(__global const uint* data, __global uint* sums, __global uint* total)
+{
+    __local uint tile[64];
+    uint lid = get_local_id(0);
+    tile[lid] = data[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            tile[lid] += tile[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        sums[get_group_id(0)] = tile[0];
+        atomic_add(total, tile[0]);
+    }
+}
+"#;
+
+const REDUCE_LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\n[buffers.total]\nlen = 1\n";
+
+#[test]
+fn opencl_reduction_sums_each_group() {
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [4, 1, 1], scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("reduce.cl", Lang::OpenCl, REDUCE_OPENCL, "reduce", REDUCE_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..4u32).map(|g| (g * 64 + 1..=g * 64 + 64).sum()).collect();
+        assert_eq!(o.buffer("sums").unwrap().u32s(), want);
+        assert_eq!(o.buffer("total").unwrap().u32s(), vec![(1..=256u32).sum::<u32>()]);
+    }
+}
+
+#[test]
+fn opencl_fence_in_place_of_the_first_barrier_races_at_run_time() {
+    let src = REDUCE_OPENCL.replacen("barrier(CLK_LOCAL_MEM_FENCE);", "mem_fence(CLK_LOCAL_MEM_FENCE);", 1);
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("reduce.cl", Lang::OpenCl, &src, "reduce", REDUCE_LAUNCH, config);
+    let found = findings(&db, &o);
+    assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":10")), "{found:?}");
+}
