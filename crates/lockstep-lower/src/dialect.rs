@@ -161,7 +161,7 @@ const fn float(name: &'static str, f: MathFn) -> Intrinsic {
 const fn fixed(name: &'static str, f: MathFn, operand: Type, result: Type) -> Intrinsic {
     Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::Fixed(operand), result: Some(result) }
 }
-const fn bits(name: &'static str, f: MathFn, result: Type) -> Intrinsic {
+const fn common_to(name: &'static str, f: MathFn, result: Type) -> Intrinsic {
     Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::Common, result: Some(result) }
 }
 const fn bitcast(name: &'static str, result: Type) -> Intrinsic {
@@ -185,7 +185,8 @@ const HLSL_INTRINSICS: &[Intrinsic] = &[
     common("max", MathFn::Max),
     common("abs", MathFn::Abs),
     common("clamp", MathFn::Clamp),
-    common("sign", MathFn::Sign),
+    // HLSL `sign` returns an int whatever its operand.
+    common_to("sign", MathFn::Sign, Type::I32),
     // `mad` of integers is an integer multiply-add.
     common("mad", MathFn::Fma),
     float("fma", MathFn::Fma),
@@ -208,9 +209,9 @@ const HLSL_INTRINSICS: &[Intrinsic] = &[
     float("frac", MathFn::Frac),
     float("lerp", MathFn::Lerp),
     float("step", MathFn::Step),
-    bits("countbits", MathFn::PopCount, Type::U32),
-    bits("firstbithigh", MathFn::FirstBitHigh, Type::U32),
-    bits("firstbitlow", MathFn::FirstBitLow, Type::U32),
+    common_to("countbits", MathFn::PopCount, Type::U32),
+    common_to("firstbithigh", MathFn::FirstBitHigh, Type::U32),
+    common_to("firstbitlow", MathFn::FirstBitLow, Type::U32),
     fixed("reversebits", MathFn::ReverseBits, Type::U32, Type::U32),
     bitcast("asuint", Type::U32),
     bitcast("asint", Type::I32),
