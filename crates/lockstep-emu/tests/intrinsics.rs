@@ -393,3 +393,114 @@ fn the_half_reference_rounds_to_nearest_even() {
     assert_eq!(f16_to_f32(0x0001), 5.960_464_5e-8);
     assert_eq!(f16_to_f32(0x7bff), 65504.0);
 }
+
+fn run_source(lang: Lang, src: &str, launch: &str, groups: [u32; 3]) -> lockstep_emu::RunOutcome {
+    let mut db = SourceDb::new();
+    let file = db.add("kernel", src);
+    let c = compile(&mut db, file, lang, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let entry = c.module.find_function("k").expect("kernel");
+    let l = Launch::parse(launch, std::path::Path::new(".")).unwrap();
+    let out = run(&db, &c.module, entry, &l, &RunConfig { groups, group_size: Some([64, 1, 1]), ..RunConfig::default() }).unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings.iter().map(|f| &f.message).collect::<Vec<_>>());
+    out
+}
+
+/// One compare-exchange step of a bitonic sort per pass, indices computed with `__umul24`.
+const BITONIC_CU: &str = r#"
+__global__ void k(unsigned int* keys, unsigned int* bits) {
+    __shared__ unsigned int s[64];
+    unsigned int t = threadIdx.x;
+    unsigned int g = __umul24(blockIdx.x, blockDim.x) + t;
+    s[t] = keys[g];
+    __syncthreads();
+    for (unsigned int size = 2; size <= 64; size <<= 1) {
+        for (unsigned int stride = size >> 1; stride > 0; stride >>= 1) {
+            unsigned int partner = t ^ stride;
+            if (partner > t) {
+                unsigned int a = s[t], b = s[partner];
+                bool up = (t & size) == 0;
+                if ((a > b) == up) { s[t] = b; s[partner] = a; }
+            }
+            __syncthreads();
+        }
+    }
+    keys[g] = s[t];
+    unsigned int v = s[t];
+    bits[g * 4 + 0] = __brev(v);
+    bits[g * 4 + 1] = __popc(v) + __clz(v) * 100;
+    bits[g * 4 + 2] = __umulhi(v, 0x9e3779b9u);
+    bits[g * 4 + 3] = __half2float(__float2half((float)v / 7.0f)) == (float)v / 7.0f;
+}
+"#;
+
+#[test]
+fn cuda_bitonic_sort_with_umul24_indices_and_bit_intrinsics() {
+    let keys: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9e37_79b9) >> 7).collect();
+    let launch = format!("[buffers.keys]\ndata = {keys:?}\n[buffers.bits]\nlen = 512\n");
+    let out = run_source(Lang::Cuda, BITONIC_CU, &launch, [2, 1, 1]);
+    let mut want: Vec<u32> = keys.clone();
+    want[..64].sort();
+    want[64..].sort();
+    assert_eq!(out.buffer("keys").unwrap().u32s(), want);
+    let bits: Vec<u32> = want
+        .iter()
+        .flat_map(|&v| {
+            let third = v as f32 / 7.0;
+            let exact = f16_to_f32(f32_to_f16(third)) == third;
+            [v.reverse_bits(), v.count_ones() + v.leading_zeros() * 100, ((v as u64 * 0x9e37_79b9) >> 32) as u32, exact as u32]
+        })
+        .collect();
+    assert_eq!(out.buffer("bits").unwrap().u32s(), bits);
+}
+
+const BITS_HLSL: &str = r#"
+RWStructuredBuffer<uint> data;
+RWStructuredBuffer<uint> outp;
+[numthreads(64, 1, 1)]
+void k(uint3 id : SV_DispatchThreadID) {
+    uint v = data[id.x];
+    int s = asint(v);
+    outp[id.x * 6 + 0] = reversebits(v);
+    outp[id.x * 6 + 1] = countbits(v) | (firstbitlow(v) << 8);
+    outp[id.x * 6 + 2] = firstbithigh(s);
+    outp[id.x * 6 + 3] = f32tof16(asfloat(v));
+    outp[id.x * 6 + 4] = asuint(f16tof32(v & 0xffff) * 2.0);
+    outp[id.x * 6 + 5] = asuint(saturate(rcp(asfloat(v))));
+}
+"#;
+
+#[test]
+fn hlsl_bit_and_half_intrinsics_are_exact() {
+    let data: Vec<u32> = vec![0, 1, 0xffff_ffff, 0x8000_0000, 0x7f80_0000, 0x7fc0_0000, 0x3f80_0000, 0x477f_e000, 0x3380_0000, 0x0000_03ff, 0x1234_5678, 0x4b80_0001]
+        .into_iter()
+        .cycle()
+        .take(64)
+        .collect();
+    let launch = format!("[buffers.data]\ndata = {data:?}\n[buffers.outp]\nlen = 384\n");
+    let out = run_source(Lang::Hlsl, BITS_HLSL, &launch, [1, 1, 1]);
+    let want: Vec<u32> = data
+        .iter()
+        .flat_map(|&v| {
+            let s = v as i32;
+            let high = { let m = if s < 0 { !v } else { v }; if m == 0 { u32::MAX } else { 31 - m.leading_zeros() } };
+            let low = if v == 0 { u32::MAX } else { v.trailing_zeros() };
+            let r = 1.0 / f32::from_bits(v);
+            let sat = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+            [
+                v.reverse_bits(),
+                v.count_ones() | (low << 8),
+                high,
+                f32_to_f16(f32::from_bits(v)) as u32,
+                (f16_to_f32(v as u16) * 2.0).to_bits(),
+                sat.to_bits(),
+            ]
+        })
+        .collect();
+    let got = out.buffer("outp").unwrap().u32s();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        // NaN outputs may carry any payload.
+        let both_nan = (i % 6 == 4 && is_nan(*g as u64, Type::F32) && is_nan(*w as u64, Type::F32)) || (i % 6 == 3 && is_nan(*g as u64, Type::F16) && is_nan(*w as u64, Type::F16));
+        assert!(g == w || both_nan, "cell {i} (input {:#x}): got {g:#x}, want {w:#x}", data[i / 6]);
+    }
+}
