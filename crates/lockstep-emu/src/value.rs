@@ -206,6 +206,8 @@ pub(crate) fn convert(from: Ty, to: Ty, a: u64) -> u64 {
                 from_f64(to, x)
             }
         }
+        // 64-bit integers round straight to f32: through f64 they would round twice.
+        (false, true) if to == Ty::F32 => (if from.is_signed() { as_i64(from, a) as f32 } else { a as f32 }).to_bits() as u64,
         (false, true) => {
             let x = if from.is_signed() { as_i64(from, a) as f64 } else { a as f64 };
             from_f64(to, x)
@@ -219,10 +221,17 @@ pub(crate) fn convert(from: Ty, to: Ty, a: u64) -> u64 {
 }
 
 /// `arg_ty` is the type of the first argument, `ty` the result type.
+/// Integer functions work on the integer bits at `arg_ty`'s width, never through a float.
 pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
     let [a, b, c] = *args;
-    if f == MathFn::Bitcast {
-        return a & ty.mask();
+    match f {
+        MathFn::Bitcast => return a & ty.mask(),
+        // Whatever the operand's type, its low 16 bits are the half.
+        MathFn::F16ToF32 => {
+            let h = f16::from_bits(a as u16);
+            return if ty == Ty::F32 { h.to_f32().to_bits() as u64 } else { from_f64(ty, h.to_f64()) };
+        }
+        _ => {}
     }
     if arg_ty.is_float() {
         let (x, y, z) = (to_f64(arg_ty, a), to_f64(arg_ty, b), to_f64(arg_ty, c));
@@ -231,7 +240,10 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
             MathFn::Max => x.max(y),
             MathFn::Abs => x.abs(),
             MathFn::Clamp => x.max(y).min(z),
+            // NaN saturates to 0 on both vendors' hardware.
+            MathFn::Saturate if x.is_nan() => 0.0,
             MathFn::Saturate => x.clamp(0.0, 1.0),
+            MathFn::Reciprocal => 1.0 / x,
             MathFn::Sqrt => x.sqrt(),
             MathFn::Rsqrt => 1.0 / x.sqrt(),
             MathFn::Exp => x.exp(),
@@ -247,6 +259,10 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
             MathFn::Round => x.round_ties_even(),
             MathFn::Trunc => x.trunc(),
             MathFn::Frac => x - x.floor(),
+            // A fused f32 multiply-add rounds once; going through f64 would round twice.
+            MathFn::Fma if arg_ty == Ty::F32 && ty == Ty::F32 => {
+                return (x as f32).mul_add(y as f32, z as f32).to_bits() as u64;
+            }
             MathFn::Fma => x.mul_add(y, z),
             MathFn::Lerp => x + z * (y - x),
             MathFn::Sign => {
@@ -259,7 +275,19 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
                 }
             }
             MathFn::Step => (y >= x) as u8 as f64,
-            MathFn::CountBits | MathFn::FirstBitHigh | MathFn::FirstBitLow | MathFn::ReverseBits | MathFn::Bitcast => {
+            // f64 → f16 rounds once, to nearest even, with subnormals, inf and NaN kept.
+            MathFn::F32ToF16 => return f16::from_f64(x).to_bits() as u64 & ty.mask(),
+            MathFn::PopCount
+            | MathFn::FirstBitHigh
+            | MathFn::FirstBitLow
+            | MathFn::FindLowestSet
+            | MathFn::CountLeadingZeros
+            | MathFn::ReverseBits
+            | MathFn::MulHi
+            | MathFn::Mul24
+            | MathFn::SumAbsDiff
+            | MathFn::Bitcast
+            | MathFn::F16ToF32 => {
                 return math(f, Ty::U32, ty, args);
             }
         };
@@ -298,7 +326,8 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
             let s = if signed { sext(arg_ty, a).signum() } else { (a & m != 0) as i64 };
             return if ty.is_float() { from_f64(ty, s as f64) } else { s as u64 & ty.mask() };
         }
-        MathFn::CountBits => (a & m).count_ones() as u64,
+        MathFn::Fma => a.wrapping_mul(b).wrapping_add(c),
+        MathFn::PopCount => (a & m).count_ones() as u64,
         // Both return all ones when no bit is found, as HLSL does.
         MathFn::FirstBitLow if a & m == 0 => u64::MAX,
         MathFn::FirstBitLow => (a & m).trailing_zeros() as u64,
@@ -311,7 +340,18 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
                 (63 - v.leading_zeros()) as u64
             }
         }
+        MathFn::FindLowestSet if a & m == 0 => 0,
+        MathFn::FindLowestSet => (a & m).trailing_zeros() as u64 + 1,
+        MathFn::CountLeadingZeros => ((a & m).leading_zeros() - (64 - w)) as u64,
         MathFn::ReverseBits => (a & m).reverse_bits() >> (64 - w),
+        MathFn::MulHi if signed => ((sext(arg_ty, a) as i128 * sext(arg_ty, b) as i128) >> w) as u64,
+        MathFn::MulHi => (((a & m) as u128 * (b & m) as u128) >> w) as u64,
+        MathFn::Mul24 => {
+            let low24 = |v: u64| if signed { ((v as i64) << 40 >> 40) as u64 } else { v & 0xff_ffff };
+            low24(a).wrapping_mul(low24(b))
+        }
+        MathFn::SumAbsDiff if signed => sext(arg_ty, a).abs_diff(sext(arg_ty, b)).wrapping_add(c),
+        MathFn::SumAbsDiff => (a & m).abs_diff(b & m).wrapping_add(c),
         MathFn::Saturate => {
             return math(f, Ty::F32, ty, &[from_f64(Ty::F32, to_f64(arg_ty, a)), 0, 0]);
         }

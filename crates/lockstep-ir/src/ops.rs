@@ -70,10 +70,29 @@ pub enum MathFn {
     Lerp,
     Sign,
     Step,
-    CountBits,
+    /// Number of set bits of the integer operand.
+    PopCount,
+    /// Index of the highest set bit (for negative signed operands: the highest clear bit); all ones when none.
     FirstBitHigh,
+    /// Index of the lowest set bit; all ones when none.
     FirstBitLow,
+    /// One plus the index of the lowest set bit; 0 when none.
+    FindLowestSet,
+    /// Zero bits above the highest set bit, at the operand's width.
+    CountLeadingZeros,
     ReverseBits,
+    /// The high half of the double-width product of two integers.
+    MulHi,
+    /// The product of the low 24 bits of two integers (sign-extended for signed types), wrapped.
+    Mul24,
+    /// `|a - b| + c` on integers.
+    SumAbsDiff,
+    /// `1 / x`.
+    Reciprocal,
+    /// An f32 rounded to the nearest-even half; the half's bits in the low 16 bits of the result.
+    F32ToF16,
+    /// The half in the low 16 bits of the operand, widened to f32.
+    F16ToF32,
     /// Reinterpret the bits of the operand as the result type.
     Bitcast,
 }

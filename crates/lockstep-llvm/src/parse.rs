@@ -309,7 +309,7 @@ fn math_fn(name: &str) -> Option<MathFn> {
         "fma" | "fmuladd" => MathFn::Fma,
         "smax" | "umax" | "maxnum" | "maximum" => MathFn::Max,
         "smin" | "umin" | "minnum" | "minimum" => MathFn::Min,
-        "ctpop" => MathFn::CountBits,
+        "ctpop" => MathFn::PopCount,
         "floor" => MathFn::Floor,
         "ceil" => MathFn::Ceil,
         "trunc" => MathFn::Trunc,

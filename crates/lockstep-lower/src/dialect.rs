@@ -1,7 +1,7 @@
 //! Per-language tables: everything language-specific the lowering needs.
 //! The lowering itself is shared; a new C-family dialect is a new table.
 
-use lockstep_ir::{AtomicOp, Barrier, BarrierReduce, Builtin, MathFn, MemSpace, Scope, Spaces, WaveOp};
+use lockstep_ir::{AtomicOp, Barrier, BarrierReduce, BinOp, Builtin, MathFn, MemSpace, Scope, Spaces, Type, WaveOp};
 
 /// How a name used as a variable maps to thread identity.
 #[derive(Clone, Copy, Debug)]
@@ -75,7 +75,11 @@ pub struct Dialect {
     pub wave_ops: &'static [(&'static str, WaveOp)],
     /// Wave intrinsics whose first argument is a lane mask to skip (`__shfl_sync(mask, …)`).
     pub wave_mask_first: bool,
-    pub math: &'static [(&'static str, MathFn)],
+    /// Intrinsic functions: integer, float, half, bit and memory-fetch built-ins.
+    pub intrinsics: &'static [Intrinsic],
+    /// Prefixes of toolkit intrinsic names (`__` in CUDA): a call to an unknown function
+    /// with one is an intrinsic lockstep does not model, worth a warning.
+    pub intrinsic_prefixes: &'static [&'static str],
     pub sync_objects: &'static [SyncObject],
     /// Whether an unsuffixed float literal is double (C/CUDA) or float (HLSL).
     pub float_literal_is_double: bool,
@@ -154,70 +158,209 @@ const fn reduce(r: BarrierReduce) -> Barrier {
     Barrier { exec: Scope::Group, mem: Scope::Group, spaces: Spaces::ALL, reduce: Some(r) }
 }
 
-const MATH_COMMON: &[(&str, MathFn)] = &[
-    ("min", MathFn::Min),
-    ("max", MathFn::Max),
-    ("abs", MathFn::Abs),
-    ("clamp", MathFn::Clamp),
-    ("saturate", MathFn::Saturate),
-    ("sqrt", MathFn::Sqrt),
-    ("rsqrt", MathFn::Rsqrt),
-    ("exp", MathFn::Exp),
-    ("exp2", MathFn::Exp2),
-    ("log", MathFn::Log),
-    ("log2", MathFn::Log2),
-    ("pow", MathFn::Pow),
-    ("sin", MathFn::Sin),
-    ("cos", MathFn::Cos),
-    ("tan", MathFn::Tan),
-    ("floor", MathFn::Floor),
-    ("ceil", MathFn::Ceil),
-    ("round", MathFn::Round),
-    ("trunc", MathFn::Trunc),
-    ("frac", MathFn::Frac),
-    ("fma", MathFn::Fma),
-    ("mad", MathFn::Fma),
-    ("lerp", MathFn::Lerp),
-    ("sign", MathFn::Sign),
-    ("step", MathFn::Step),
-    ("countbits", MathFn::CountBits),
-    ("firstbithigh", MathFn::FirstBitHigh),
-    ("firstbitlow", MathFn::FirstBitLow),
-    ("reversebits", MathFn::ReverseBits),
-    ("asuint", MathFn::Bitcast),
-    ("asint", MathFn::Bitcast),
-    ("asfloat", MathFn::Bitcast),
-    // CUDA spellings
-    ("fminf", MathFn::Min),
-    ("fmaxf", MathFn::Max),
-    ("fabsf", MathFn::Abs),
-    ("fabs", MathFn::Abs),
-    ("sqrtf", MathFn::Sqrt),
-    ("rsqrtf", MathFn::Rsqrt),
-    ("expf", MathFn::Exp),
-    ("__expf", MathFn::Exp),
-    ("exp2f", MathFn::Exp2),
-    ("logf", MathFn::Log),
-    ("__logf", MathFn::Log),
-    ("log2f", MathFn::Log2),
-    ("powf", MathFn::Pow),
-    ("sinf", MathFn::Sin),
-    ("__sinf", MathFn::Sin),
-    ("cosf", MathFn::Cos),
-    ("__cosf", MathFn::Cos),
-    ("tanf", MathFn::Tan),
-    ("floorf", MathFn::Floor),
-    ("ceilf", MathFn::Ceil),
-    ("roundf", MathFn::Round),
-    ("truncf", MathFn::Trunc),
-    ("fmaf", MathFn::Fma),
-    ("__popc", MathFn::CountBits),
-    ("__popcll", MathFn::CountBits),
-    ("__brev", MathFn::ReverseBits),
-    ("__float_as_int", MathFn::Bitcast),
-    ("__float_as_uint", MathFn::Bitcast),
-    ("__int_as_float", MathFn::Bitcast),
-    ("__uint_as_float", MathFn::Bitcast),
+/// How an intrinsic's arguments are converted before the operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// To the arguments' common arithmetic type (`min(int, int)` stays integer).
+    Common,
+    /// To their common type, promoted to f32 when that is an integer (`sqrt(int)`).
+    CommonFloat,
+    /// To this type, as a call to a function with that parameter type converts.
+    Fixed(Type),
+    /// Kept as they are: the operation reads the argument's bits (`asuint`).
+    Bits,
+}
+
+/// The IR an intrinsic lowers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntrinsicOp {
+    Math(MathFn),
+    /// A plain arithmetic operator (`__fadd_rn` is `a + b` rounded to nearest even).
+    Binary(BinOp),
+    /// A numeric conversion to the result type, rounding to nearest even.
+    Convert,
+    /// Rounds with the given function (`Floor`, `Ceil`, `Round`, `Trunc`), then converts to the result type.
+    RoundThenConvert(MathFn),
+    /// A load through the pointer argument (`__ldg`).
+    LoadThroughPointer,
+    /// Element `index` of the first argument's memory (`tex1Dfetch(texture, index)`).
+    FetchElement,
+    /// The mask of the wave's active lanes: a ballot of `true`, uniform per wave.
+    ActiveLaneMask,
+}
+
+/// One intrinsic function: its name, the IR it becomes and its types.
+#[derive(Clone, Copy, Debug)]
+pub struct Intrinsic {
+    pub name: &'static str,
+    pub op: IntrinsicOp,
+    pub operands: Operands,
+    /// The result type; `None` when it is the type of the converted operands.
+    pub result: Option<Type>,
+}
+
+const fn common(name: &'static str, f: MathFn) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::Common, result: None }
+}
+const fn float(name: &'static str, f: MathFn) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::CommonFloat, result: None }
+}
+const fn fixed(name: &'static str, f: MathFn, operand: Type, result: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::Fixed(operand), result: Some(result) }
+}
+const fn common_to(name: &'static str, f: MathFn, result: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Math(f), operands: Operands::Common, result: Some(result) }
+}
+const fn bitcast(name: &'static str, result: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Math(MathFn::Bitcast), operands: Operands::Bits, result: Some(result) }
+}
+const fn binary(name: &'static str, op: BinOp, ty: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Binary(op), operands: Operands::Fixed(ty), result: None }
+}
+const fn round_to(name: &'static str, rounding: MathFn, result: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::RoundThenConvert(rounding), operands: Operands::Fixed(Type::F32), result: Some(result) }
+}
+const fn convert(name: &'static str, operand: Type, result: Type) -> Intrinsic {
+    Intrinsic { name, op: IntrinsicOp::Convert, operands: Operands::Fixed(operand), result: Some(result) }
+}
+const fn memory(name: &'static str, op: IntrinsicOp) -> Intrinsic {
+    Intrinsic { name, op, operands: Operands::Bits, result: None }
+}
+
+const HLSL_INTRINSICS: &[Intrinsic] = &[
+    common("min", MathFn::Min),
+    common("max", MathFn::Max),
+    common("abs", MathFn::Abs),
+    common("clamp", MathFn::Clamp),
+    // HLSL `sign` returns an int whatever its operand.
+    common_to("sign", MathFn::Sign, Type::I32),
+    // `mad` of integers is an integer multiply-add.
+    common("mad", MathFn::Fma),
+    float("fma", MathFn::Fma),
+    float("saturate", MathFn::Saturate),
+    float("rcp", MathFn::Reciprocal),
+    float("sqrt", MathFn::Sqrt),
+    float("rsqrt", MathFn::Rsqrt),
+    float("exp", MathFn::Exp),
+    float("exp2", MathFn::Exp2),
+    float("log", MathFn::Log),
+    float("log2", MathFn::Log2),
+    float("pow", MathFn::Pow),
+    float("sin", MathFn::Sin),
+    float("cos", MathFn::Cos),
+    float("tan", MathFn::Tan),
+    float("floor", MathFn::Floor),
+    float("ceil", MathFn::Ceil),
+    float("round", MathFn::Round),
+    float("trunc", MathFn::Trunc),
+    float("frac", MathFn::Frac),
+    float("lerp", MathFn::Lerp),
+    float("step", MathFn::Step),
+    common_to("countbits", MathFn::PopCount, Type::U32),
+    common_to("firstbithigh", MathFn::FirstBitHigh, Type::U32),
+    common_to("firstbitlow", MathFn::FirstBitLow, Type::U32),
+    fixed("reversebits", MathFn::ReverseBits, Type::U32, Type::U32),
+    bitcast("asuint", Type::U32),
+    bitcast("asint", Type::I32),
+    bitcast("asfloat", Type::F32),
+    fixed("f32tof16", MathFn::F32ToF16, Type::F32, Type::U32),
+    fixed("f16tof32", MathFn::F16ToF32, Type::U32, Type::F32),
+];
+
+const CUDA_INTRINSICS: &[Intrinsic] = &[
+    common("min", MathFn::Min),
+    common("max", MathFn::Max),
+    fixed("umin", MathFn::Min, Type::U32, Type::U32),
+    fixed("umax", MathFn::Max, Type::U32, Type::U32),
+    fixed("llmin", MathFn::Min, Type::I64, Type::I64),
+    fixed("llmax", MathFn::Max, Type::I64, Type::I64),
+    fixed("ullmin", MathFn::Min, Type::U64, Type::U64),
+    fixed("ullmax", MathFn::Max, Type::U64, Type::U64),
+    common("abs", MathFn::Abs),
+    fixed("fminf", MathFn::Min, Type::F32, Type::F32),
+    fixed("fmaxf", MathFn::Max, Type::F32, Type::F32),
+    float("fmin", MathFn::Min),
+    float("fmax", MathFn::Max),
+    fixed("fabsf", MathFn::Abs, Type::F32, Type::F32),
+    float("fabs", MathFn::Abs),
+    float("sqrt", MathFn::Sqrt),
+    fixed("sqrtf", MathFn::Sqrt, Type::F32, Type::F32),
+    fixed("rsqrtf", MathFn::Rsqrt, Type::F32, Type::F32),
+    float("rsqrt", MathFn::Rsqrt),
+    float("exp", MathFn::Exp),
+    fixed("expf", MathFn::Exp, Type::F32, Type::F32),
+    fixed("__expf", MathFn::Exp, Type::F32, Type::F32),
+    fixed("exp2f", MathFn::Exp2, Type::F32, Type::F32),
+    float("log", MathFn::Log),
+    fixed("logf", MathFn::Log, Type::F32, Type::F32),
+    fixed("__logf", MathFn::Log, Type::F32, Type::F32),
+    fixed("log2f", MathFn::Log2, Type::F32, Type::F32),
+    float("pow", MathFn::Pow),
+    fixed("powf", MathFn::Pow, Type::F32, Type::F32),
+    float("sin", MathFn::Sin),
+    fixed("sinf", MathFn::Sin, Type::F32, Type::F32),
+    fixed("__sinf", MathFn::Sin, Type::F32, Type::F32),
+    float("cos", MathFn::Cos),
+    fixed("cosf", MathFn::Cos, Type::F32, Type::F32),
+    fixed("__cosf", MathFn::Cos, Type::F32, Type::F32),
+    fixed("tanf", MathFn::Tan, Type::F32, Type::F32),
+    float("floor", MathFn::Floor),
+    fixed("floorf", MathFn::Floor, Type::F32, Type::F32),
+    float("ceil", MathFn::Ceil),
+    fixed("ceilf", MathFn::Ceil, Type::F32, Type::F32),
+    fixed("rintf", MathFn::Round, Type::F32, Type::F32),
+    fixed("truncf", MathFn::Trunc, Type::F32, Type::F32),
+    float("fma", MathFn::Fma),
+    fixed("fmaf", MathFn::Fma, Type::F32, Type::F32),
+    fixed("__fmaf_rn", MathFn::Fma, Type::F32, Type::F32),
+    fixed("__saturatef", MathFn::Saturate, Type::F32, Type::F32),
+    fixed("__frcp_rn", MathFn::Reciprocal, Type::F32, Type::F32),
+    fixed("__fsqrt_rn", MathFn::Sqrt, Type::F32, Type::F32),
+    binary("__fadd_rn", BinOp::Add, Type::F32),
+    binary("__fsub_rn", BinOp::Sub, Type::F32),
+    binary("__fmul_rn", BinOp::Mul, Type::F32),
+    binary("__fdiv_rn", BinOp::Div, Type::F32),
+    // The hardware's approximate division; modelled as the correctly rounded quotient.
+    binary("__fdividef", BinOp::Div, Type::F32),
+    binary("__dadd_rn", BinOp::Add, Type::F64),
+    binary("__dmul_rn", BinOp::Mul, Type::F64),
+    fixed("__popc", MathFn::PopCount, Type::U32, Type::I32),
+    fixed("__popcll", MathFn::PopCount, Type::U64, Type::I32),
+    fixed("__clz", MathFn::CountLeadingZeros, Type::I32, Type::I32),
+    fixed("__clzll", MathFn::CountLeadingZeros, Type::I64, Type::I32),
+    fixed("__ffs", MathFn::FindLowestSet, Type::I32, Type::I32),
+    fixed("__ffsll", MathFn::FindLowestSet, Type::I64, Type::I32),
+    fixed("__brev", MathFn::ReverseBits, Type::U32, Type::U32),
+    fixed("__brevll", MathFn::ReverseBits, Type::U64, Type::U64),
+    fixed("__umulhi", MathFn::MulHi, Type::U32, Type::U32),
+    fixed("__mulhi", MathFn::MulHi, Type::I32, Type::I32),
+    fixed("__umul64hi", MathFn::MulHi, Type::U64, Type::U64),
+    fixed("__mul64hi", MathFn::MulHi, Type::I64, Type::I64),
+    fixed("__umul24", MathFn::Mul24, Type::U32, Type::U32),
+    fixed("__mul24", MathFn::Mul24, Type::I32, Type::I32),
+    fixed("__usad", MathFn::SumAbsDiff, Type::U32, Type::U32),
+    // `__sad(int, int, unsigned)`: the third operand keeps its bits through the i32 conversion.
+    fixed("__sad", MathFn::SumAbsDiff, Type::I32, Type::U32),
+    round_to("__float2int_rn", MathFn::Round, Type::I32),
+    round_to("__float2int_rz", MathFn::Trunc, Type::I32),
+    round_to("__float2int_rd", MathFn::Floor, Type::I32),
+    round_to("__float2int_ru", MathFn::Ceil, Type::I32),
+    round_to("__float2uint_rn", MathFn::Round, Type::U32),
+    round_to("__float2uint_rz", MathFn::Trunc, Type::U32),
+    convert("__int2float_rn", Type::I32, Type::F32),
+    convert("__uint2float_rn", Type::U32, Type::F32),
+    fixed("__float_as_int", MathFn::Bitcast, Type::F32, Type::I32),
+    fixed("__float_as_uint", MathFn::Bitcast, Type::F32, Type::U32),
+    fixed("__int_as_float", MathFn::Bitcast, Type::I32, Type::F32),
+    fixed("__uint_as_float", MathFn::Bitcast, Type::U32, Type::F32),
+    fixed("__double_as_longlong", MathFn::Bitcast, Type::F64, Type::I64),
+    fixed("__longlong_as_double", MathFn::Bitcast, Type::I64, Type::F64),
+    fixed("__float2half", MathFn::F32ToF16, Type::F32, Type::F16),
+    fixed("__float2half_rn", MathFn::F32ToF16, Type::F32, Type::F16),
+    fixed("__half2float", MathFn::F16ToF32, Type::F16, Type::F32),
+    memory("__ldg", IntrinsicOp::LoadThroughPointer),
+    memory("tex1Dfetch", IntrinsicOp::FetchElement),
+    memory("__activemask", IntrinsicOp::ActiveLaneMask),
 ];
 
 pub static HLSL: Dialect = Dialect {
@@ -304,7 +447,8 @@ pub static HLSL: Dialect = Dialect {
         ("QuadReadLaneAt", WaveOp::Shuffle),
     ],
     wave_mask_first: false,
-    math: MATH_COMMON,
+    intrinsics: HLSL_INTRINSICS,
+    intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
@@ -386,7 +530,8 @@ pub static CUDA: Dialect = Dialect {
         ("__match_any_sync", WaveOp::MatchAny),
     ],
     wave_mask_first: true,
-    math: MATH_COMMON,
+    intrinsics: CUDA_INTRINSICS,
+    intrinsic_prefixes: &["__"],
     sync_objects: &[
         SyncObject { constructor: "this_thread_block", type_name: "thread_block", exec: Scope::Group },
         SyncObject { constructor: "this_grid", type_name: "grid_group", exec: Scope::Device },
@@ -477,44 +622,45 @@ fn opencl_mem_fence(args: &[Option<i64>]) -> Barrier {
     opencl_fenced(args, Scope::None, Scope::Group)
 }
 
-const MATH_OPENCL: &[(&str, MathFn)] = &[
-    ("min", MathFn::Min),
-    ("max", MathFn::Max),
-    ("fmin", MathFn::Min),
-    ("fmax", MathFn::Max),
-    ("abs", MathFn::Abs),
-    ("fabs", MathFn::Abs),
-    ("clamp", MathFn::Clamp),
-    ("sqrt", MathFn::Sqrt),
-    ("native_sqrt", MathFn::Sqrt),
-    ("rsqrt", MathFn::Rsqrt),
-    ("native_rsqrt", MathFn::Rsqrt),
-    ("exp", MathFn::Exp),
-    ("native_exp", MathFn::Exp),
-    ("exp2", MathFn::Exp2),
-    ("log", MathFn::Log),
-    ("native_log", MathFn::Log),
-    ("log2", MathFn::Log2),
-    ("pow", MathFn::Pow),
-    ("powr", MathFn::Pow),
-    ("sin", MathFn::Sin),
-    ("native_sin", MathFn::Sin),
-    ("cos", MathFn::Cos),
-    ("native_cos", MathFn::Cos),
-    ("tan", MathFn::Tan),
-    ("floor", MathFn::Floor),
-    ("ceil", MathFn::Ceil),
-    ("round", MathFn::Round),
-    ("trunc", MathFn::Trunc),
-    ("fma", MathFn::Fma),
-    ("mad", MathFn::Fma),
-    ("mix", MathFn::Lerp),
-    ("sign", MathFn::Sign),
-    ("step", MathFn::Step),
-    ("popcount", MathFn::CountBits),
-    ("as_float", MathFn::Bitcast),
-    ("as_int", MathFn::Bitcast),
-    ("as_uint", MathFn::Bitcast),
+const OPENCL_INTRINSICS: &[Intrinsic] = &[
+    common("min", MathFn::Min),
+    common("max", MathFn::Max),
+    float("fmin", MathFn::Min),
+    float("fmax", MathFn::Max),
+    common("abs", MathFn::Abs),
+    float("fabs", MathFn::Abs),
+    common("clamp", MathFn::Clamp),
+    float("sqrt", MathFn::Sqrt),
+    float("native_sqrt", MathFn::Sqrt),
+    float("rsqrt", MathFn::Rsqrt),
+    float("native_rsqrt", MathFn::Rsqrt),
+    float("exp", MathFn::Exp),
+    float("native_exp", MathFn::Exp),
+    float("exp2", MathFn::Exp2),
+    float("log", MathFn::Log),
+    float("native_log", MathFn::Log),
+    float("log2", MathFn::Log2),
+    float("pow", MathFn::Pow),
+    float("powr", MathFn::Pow),
+    float("sin", MathFn::Sin),
+    float("native_sin", MathFn::Sin),
+    float("cos", MathFn::Cos),
+    float("native_cos", MathFn::Cos),
+    float("tan", MathFn::Tan),
+    float("floor", MathFn::Floor),
+    float("ceil", MathFn::Ceil),
+    float("trunc", MathFn::Trunc),
+    float("fma", MathFn::Fma),
+    float("mad", MathFn::Fma),
+    float("mix", MathFn::Lerp),
+    float("sign", MathFn::Sign),
+    float("step", MathFn::Step),
+    common("popcount", MathFn::PopCount),
+    common("clz", MathFn::CountLeadingZeros),
+    common("mul_hi", MathFn::MulHi),
+    bitcast("as_float", Type::F32),
+    bitcast("as_int", Type::I32),
+    bitcast("as_uint", Type::U32),
 ];
 
 pub static OPENCL: Dialect = Dialect {
@@ -594,7 +740,8 @@ pub static OPENCL: Dialect = Dialect {
         ("sub_group_shuffle_down", WaveOp::ShuffleDown),
     ],
     wave_mask_first: false,
-    math: MATH_OPENCL,
+    intrinsics: OPENCL_INTRINSICS,
+    intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
@@ -720,8 +867,12 @@ impl Dialect {
     pub fn wave_op(&self, name: &str) -> Option<WaveOp> {
         self.wave_ops.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
     }
-    pub fn math(&self, name: &str) -> Option<MathFn> {
-        self.math.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    pub fn intrinsic(&self, name: &str) -> Option<Intrinsic> {
+        self.intrinsics.iter().find(|i| i.name == name).copied()
+    }
+    /// True for a name spelled like a toolkit intrinsic (`__foo` in CUDA).
+    pub fn looks_like_intrinsic(&self, name: &str) -> bool {
+        self.intrinsic_prefixes.iter().any(|p| name.starts_with(p))
     }
     pub fn sync_object(&self, constructor: &str) -> Option<Scope> {
         self.sync_objects.iter().find(|s| s.constructor == constructor).map(|s| s.exec)

@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ResourceKind, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -1105,9 +1105,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             return self.wave(w, vals, ty, span);
         }
-        if let Some(m) = d.math(name) {
-            let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
-            return self.math(m, name, rvs, span);
+        if let Some(i) = d.intrinsic(name) {
+            return self.intrinsic(i, args, call, span);
         }
         let template_type = match self.cx.template_args.get(name) {
             Some(TemplateArg::Type(t)) => Some(t.clone()),
@@ -1153,6 +1152,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.expr(a);
             }
             return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
+        if d.looks_like_intrinsic(name) {
+            self.diag("unsupported", call, format!("intrinsic `{name}` is not modelled: its result is unknown to the analyses and `lockstep run` stops at it"));
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(name, rvs, span)
@@ -1291,40 +1293,109 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
-    fn math(&mut self, m: MathFn, name: &str, rvs: Vec<RV>, span: Span) -> RV {
-        let n = rvs.iter().map(|r| r.vals.len()).max().unwrap_or(0);
-        if n == 0 {
-            return self.undef(Type::F32, span);
-        }
-        let shape = rvs.iter().max_by_key(|r| r.vals.len()).map(|r| r.ty.clone()).unwrap_or(SrcType::Scalar(Type::F32));
-        let mut t = rvs.iter().filter_map(|r| r.vals.first()).map(|&v| self.f.inst(v).ty).fold(Type::Bool, arith_type);
-        let result_t = match m {
-            MathFn::CountBits | MathFn::FirstBitHigh | MathFn::FirstBitLow => Type::U32,
-            MathFn::Bitcast => match name {
-                "asuint" | "__float_as_uint" => Type::U32,
-                "asint" | "__float_as_int" => Type::I32,
-                _ => Type::F32,
-            },
-            MathFn::Min | MathFn::Max | MathFn::Abs | MathFn::Clamp | MathFn::Sign => t,
-            _ => {
-                if !t.is_float() {
-                    t = Type::F32;
-                }
-                t
+    /// Lowers a call to an intrinsic of the dialect's table, component-wise over vectors.
+    fn intrinsic(&mut self, i: Intrinsic, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        match i.op {
+            IntrinsicOp::LoadThroughPointer => {
+                let place = args.first().and_then(|&a| self.deref(a, span));
+                return match place {
+                    Some(p) => self.read_place(&p, span),
+                    None => self.unmodelled_intrinsic(i.name, "its argument is not a pointer", call, span),
+                };
             }
+            IntrinsicOp::FetchElement => {
+                let place = match args {
+                    [memory, index] => self.element_place(*memory, *index, span),
+                    _ => None,
+                };
+                return match place {
+                    Some(p) => self.read_place(&p, span),
+                    None => self.unmodelled_intrinsic(i.name, "its first argument names no memory lockstep can follow", call, span),
+                };
+            }
+            IntrinsicOp::ActiveLaneMask => {
+                let all = self.konst(Type::Bool, Const::Bool(true), span);
+                let v = self.emit(Op::Wave(WaveOp::Ballot, vec![all]), Type::U32, span);
+                return self.scalar(v);
+            }
+            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) => {}
+        }
+        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        if let Some(k) = rvs.iter().position(|r| r.vals.is_empty()) {
+            let why = format!("argument {} has no value lockstep can model (a call whose return type it cannot resolve, such as a template's)", k + 1);
+            return self.unmodelled_intrinsic(i.name, &why, call, span);
+        }
+        let wanted = match i.op {
+            IntrinsicOp::Binary(_) => Some(2),
+            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) => Some(1),
+            _ => None,
         };
+        if rvs.is_empty() || wanted.is_some_and(|w| w != rvs.len()) {
+            let why = format!("it is called with {} arguments", rvs.len());
+            return self.unmodelled_intrinsic(i.name, &why, call, span);
+        }
+        let n = rvs.iter().map(|r| r.vals.len()).max().unwrap_or(1);
+        let shape = rvs.iter().max_by_key(|r| r.vals.len()).map(|r| r.ty.clone()).unwrap_or(SrcType::Scalar(Type::F32));
+        let common = rvs.iter().filter_map(|r| r.vals.first()).map(|&v| self.f.inst(v).ty).fold(Type::Bool, arith_type);
+        let operand_t = match i.operands {
+            Operands::Common => Some(common),
+            Operands::CommonFloat if common.is_float() => Some(common),
+            Operands::CommonFloat => Some(Type::F32),
+            Operands::Fixed(t) => Some(t),
+            Operands::Bits => None,
+        };
+        let result_t = i.result.or(operand_t).unwrap_or(common);
         let mut vals = Vec::with_capacity(n);
-        for i in 0..n {
-            let args: Vec<Value> = rvs
+        for c in 0..n {
+            let operands: Vec<Value> = rvs
                 .iter()
-                .map(|r| *r.vals.get(i).or(r.vals.first()).expect("non-empty"))
+                .map(|r| *r.vals.get(c).unwrap_or(&r.vals[0]))
                 .collect::<Vec<_>>()
                 .into_iter()
-                .map(|v| if m == MathFn::Bitcast { v } else { self.convert(v, t, span) })
+                .map(|v| match operand_t {
+                    Some(t) => self.convert(v, t, span),
+                    None => v,
+                })
                 .collect();
-            vals.push(self.emit(Op::Math(m, args), result_t, span));
+            let v = match i.op {
+                IntrinsicOp::Math(f) => self.emit(Op::Math(f, operands), result_t, span),
+                IntrinsicOp::Binary(op) => self.emit(Op::Binary(op, operands[0], operands[1]), result_t, span),
+                IntrinsicOp::Convert => self.convert(operands[0], result_t, span),
+                IntrinsicOp::RoundThenConvert(rounding) => {
+                    let t = self.f.inst(operands[0]).ty;
+                    let rounded = self.emit(Op::Math(rounding, operands), t, span);
+                    self.convert(rounded, result_t, span)
+                }
+                IntrinsicOp::LoadThroughPointer | IntrinsicOp::FetchElement | IntrinsicOp::ActiveLaneMask => unreachable!("handled above"),
+            };
+            vals.push(v);
         }
         RV { vals, ty: if n == 1 { SrcType::Scalar(result_t) } else { shape.with_scalar(result_t) } }
+    }
+
+    /// The cell `index` of an array or the memory behind a pointer.
+    fn element_place(&mut self, memory: Node<'t>, index: Node<'t>, span: Span) -> Option<Place> {
+        match self.place(memory) {
+            Some(p @ Place::Mem { ty: SrcType::Array(..), .. }) => {
+                let i = *self.expr(index).vals.first()?;
+                self.index_place(p, i, span)
+            }
+            _ => {
+                let rv = self.expr(memory);
+                let SrcType::Pointer(elem, sp) = rv.ty.clone() else { return None };
+                let p = *rv.vals.first()?;
+                let i = *self.expr(index).vals.first()?;
+                Some(self.pointer_place(p, &elem, sp, Some(i), span))
+            }
+        }
+    }
+
+    /// An intrinsic call lockstep cannot lower: one warning, then an opaque call
+    /// (its arguments are already lowered), whose value is unknown to the
+    /// analyses and stops the emulator.
+    fn unmodelled_intrinsic(&mut self, name: &str, why: &str, call: Node<'t>, span: Span) -> RV {
+        self.diag("unsupported", call, format!("`{name}` is not modelled here: {why}; its result is treated as unknown"));
+        self.opaque_call(name, Vec::new(), span)
     }
 
     /// HLSL vector helpers that reduce or combine components.
