@@ -193,6 +193,10 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
         _ => String::new(),
     };
     let mut undecided = Undecided::default();
+    if x.alloc == Alloc::Unknown {
+        // The witness picks the addresses the two pointers hold.
+        undecided.data.push("addresses through pointers lockstep could not follow back to their buffers".to_string());
+    }
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
             undecided_inputs(m, f, r.index, &mut undecided);

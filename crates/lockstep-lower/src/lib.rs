@@ -173,7 +173,10 @@ fn compile_inner(
     let mut diagnostics = pp.diagnostics;
     let modelled = lang.dialect().modelled_headers;
     diagnostics.retain(|d| {
-        d.rule != "include-not-found" || !modelled.iter().any(|h| d.message.ends_with(&format!("<{h}>")))
+        let quiet = |h: &str| d.message.ends_with(&format!("<{h}>"));
+        // A standard library header declares host code and types the front end knows.
+        let standard = STANDARD_HEADERS.iter().any(|h| quiet(h));
+        d.rule != "include-not-found" || !(modelled.iter().any(|h| quiet(h)) || standard)
     });
     if db.file(file).lossy {
         diagnostics.push(
@@ -237,6 +240,16 @@ fn compile_inner(
         }
     }
 }
+
+/// The C and C++ standard library's headers.
+const STANDARD_HEADERS: &[&str] = &[
+    "algorithm", "array", "atomic", "bitset", "cassert", "cctype", "cfloat", "chrono", "climits", "cmath", "complex", "condition_variable",
+    "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "deque", "exception", "functional", "initializer_list", "iomanip",
+    "iostream", "iterator", "limits", "list", "map", "memory", "mutex", "new", "numeric", "optional", "queue", "random", "set", "sstream",
+    "stdexcept", "string", "string_view", "thread", "tuple", "type_traits", "unordered_map", "unordered_set", "utility", "variant",
+    "vector", "assert.h", "float.h", "limits.h", "math.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
+    "time.h",
+];
 
 /// `unsupported` notes with one message become the first of them, with a
 /// count: a construct repeated through a macro or a header is one note.

@@ -152,6 +152,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Root::Ptr(_) => None,
         });
         f.remove_unreachable_blocks();
+        // Paths from code after a `return` are gone: the phis they fed may
+        // now join one value (a parameter read on both sides of an inlined
+        // helper's early returns is that parameter, not a divergent join).
+        crate::ssa::remove_trivial_phis(&mut f);
         f.remove_dead_code();
         Some(f)
     }
