@@ -193,7 +193,8 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
         _ => String::new(),
     };
     let mut undecided = Undecided::default();
-    if x.alloc == Alloc::Unknown {
+    let through_pointer = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Ptr(_)));
+    if x.alloc == Alloc::Unknown || through_pointer(&x.later) || x.earlier.as_ref().is_some_and(through_pointer) {
         // The witness picks the addresses the two pointers hold.
         undecided.data.push("addresses through pointers lockstep could not follow back to their buffers".to_string());
     }

@@ -805,7 +805,8 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;
         }
-        if let Some(sp) = space {
+        // `const __device__` tables cannot be written: constant memory, with their values.
+        if let Some(sp) = space.filter(|&s| !(is_const && s == MemSpace::Device)) {
             let kind = match sp {
                 MemSpace::Shared if is_extern || matches!(ty, SrcType::Array(_, 0)) => GlobalKind::DynamicShared,
                 MemSpace::Shared => GlobalKind::GroupShared,
@@ -825,7 +826,7 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
                 }
             }
         }
-        if is_static && !is_const {
+        if is_static && !is_const && ctx.d.plain_globals_are_constant {
             // A static mutable global is per-thread private state in HLSL; rare in kernels.
             ctx.warn("unsupported", d, format!("static global `{name}` is treated as constant"));
         }

@@ -144,6 +144,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         l.terminate(Terminator::Return(None), end, None);
         let mut f = std::mem::replace(&mut l.f, Function::new("", span));
         l.ssa.finish(&mut f);
+        f.remove_unreachable_blocks();
+        // Paths from code after a `return` are gone: the phis they fed may
+        // now join one value (a parameter read on both sides of an inlined
+        // helper's early returns is that parameter, not a divergent join; a
+        // pointer read in a loop is the pointer, which can then be traced).
+        crate::ssa::remove_trivial_phis(&mut f);
         let module = &l.cx.module;
         f.resolve_pointer_roots(|root| match root {
             Root::Global(g) => Some(module.global(g).space),
@@ -151,11 +157,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Root::Local(_) => Some(MemSpace::Private),
             Root::Ptr(_) => None,
         });
-        f.remove_unreachable_blocks();
-        // Paths from code after a `return` are gone: the phis they fed may
-        // now join one value (a parameter read on both sides of an inlined
-        // helper's early returns is that parameter, not a divergent join).
-        crate::ssa::remove_trivial_phis(&mut f);
         f.remove_dead_code();
         Some(f)
     }
