@@ -192,6 +192,9 @@ pub struct Launch {
     /// Groups along each axis; `None` where the source does not fix it.
     pub grid: [Option<u32>; 3],
     pub span: Span,
+    /// For a kernel template, its arguments as written at the launch
+    /// (whitespace removed); None for a plain kernel or a name handed on.
+    pub template_args: Option<String>,
 }
 
 /// A call site a function body was inlined through.

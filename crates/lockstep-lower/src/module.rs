@@ -43,6 +43,9 @@ pub struct Ctx<'t> {
     pub funcs: FxHashMap<String, Vec<Node<'t>>>,
     /// Member functions with bodies, by struct and name.
     pub methods: FxHashMap<(usize, String), Vec<Node<'t>>>,
+    /// The arguments of the kernel instantiation being lowered, as written
+    /// (normalized): its launches are the ones written with them.
+    pub instance_written: Option<String>,
     /// The template parameters of the code being lowered, bound.
     pub template_args: Bindings,
     /// Explicit instantiations (`template __global__ void k<float, 16>(…);`)
@@ -63,7 +66,8 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
     if lang.dialect().host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
-            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span });
+            let template_args = l.template_args.as_deref().map(template::normalized);
+            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args });
         }
     }
     table
@@ -157,32 +161,36 @@ impl<'t> Ctx<'t> {
         }
     }
 
+    /// The type a name stands for: a bound template parameter, a
+    /// synchronization object, a numeric type, a typedef, a struct, a resource.
+    pub fn type_named(&self, text: &str) -> Option<SrcType> {
+        if let Some(TemplateArg::Type(t)) = self.template_args.get(text) {
+            return Some(t.clone());
+        }
+        if let Some(scope) = self.d.sync_object_type(text) {
+            return Some(SrcType::SyncObject(scope, None));
+        }
+        let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(t) = parse_numeric(&normalized) {
+            return Some(t);
+        }
+        if let Some(t) = self.typedefs.get(&normalized) {
+            return Some(t.clone());
+        }
+        if let Some(&i) = self.struct_names.get(&normalized) {
+            return Some(SrcType::Struct(i));
+        }
+        if let Some(r) = self.d.resource(&normalized) {
+            return Some(resource_type(r.kind, SrcType::Scalar(Type::F32), r.writable));
+        }
+        None
+    }
+
     /// Resolves a type node (with its qualifiers seen by the caller).
     pub fn resolve_type(&mut self, n: Node<'t>) -> Option<SrcType> {
         let text = self.text(n).trim();
         match self.kind(n) {
-            "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => {
-                if let Some(TemplateArg::Type(t)) = self.template_args.get(text) {
-                    return Some(t.clone());
-                }
-                if let Some(scope) = self.d.sync_object_type(text) {
-                    return Some(SrcType::SyncObject(scope, None));
-                }
-                let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                if let Some(t) = parse_numeric(&normalized) {
-                    return Some(t);
-                }
-                if let Some(t) = self.typedefs.get(&normalized) {
-                    return Some(t.clone());
-                }
-                if let Some(&i) = self.struct_names.get(&normalized) {
-                    return Some(SrcType::Struct(i));
-                }
-                if let Some(r) = self.d.resource(&normalized) {
-                    return Some(resource_type(r.kind, SrcType::Scalar(Type::F32), r.writable));
-                }
-                None
-            }
+            "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => self.type_named(text),
             "struct_specifier" | "class_specifier" => self.struct_type(n),
             "qualified_identifier" | "qualified_type_identifier" => {
                 let name = n.field(self.fields.name)?;
@@ -462,6 +470,7 @@ pub fn lower_tree_streaming(
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),
+        instance_written: None,
         template_args: Bindings::default(),
         instantiations: FxHashMap::default(),
         options,
@@ -489,27 +498,39 @@ pub fn lower_tree_streaming(
             }
             continue;
         };
-        // A kernel template: each explicit instantiation, or once generically.
+        // A kernel template: each explicit instantiation and each
+        // instantiation its launches name, or once generically.
         let name = function_name(&ctx, k).unwrap_or_default();
         let kinds: Vec<bool> = template::parameter_names(&ctx, params).into_iter().map(|(_, is_type)| is_type).collect();
-        let instances = ctx.instantiations.get(&name).cloned().unwrap_or_default();
+        let mut instances: Vec<(Vec<TemplateArg>, String)> = Vec::new();
+        for list in ctx.instantiations.get(&name).cloned().unwrap_or_default() {
+            let nodes = template::argument_nodes(&ctx, list);
+            let args = nodes.iter().zip(&kinds).map(|(&a, &is_type)| template::argument(&mut ctx, is_type, a)).collect();
+            let written: Vec<&str> = nodes.iter().map(|&a| ctx.text(a)).collect();
+            instances.push((args, template::normalized(&written.join(","))));
+        }
+        for written in ctx.launches.get(&name).into_iter().flatten().filter_map(|l| l.template_args.clone()) {
+            let args = template::split_arguments(&written).iter().zip(&kinds).map(|(a, &is_type)| template::argument_text(&ctx, is_type, a)).collect();
+            instances.push((args, written));
+        }
         let mut seen = std::collections::HashSet::new();
-        for list in instances.into_iter().map(Some).chain(std::iter::once(None)) {
-            let (explicit, label) = match list {
-                Some(list) => {
-                    let nodes = template::argument_nodes(&ctx, list);
-                    let args: Vec<TemplateArg> = nodes.iter().zip(&kinds).map(|(&a, &is_type)| template::argument(&mut ctx, is_type, a)).collect();
-                    (args, Some(template::instance_name(&ctx, &name, &nodes)))
+        for instance in instances.into_iter().map(Some).chain(std::iter::once(None)) {
+            let (explicit, label, written) = match instance {
+                Some((args, written)) => {
+                    let label = format!("{name}<{}>", written.replace(',', ", "));
+                    (args, Some(label), Some(written))
                 }
-                None if seen.is_empty() => (Vec::new(), None),
+                None if seen.is_empty() => (Vec::new(), None, None),
                 None => break,
             };
             if !seen.insert(label.clone()) {
                 continue;
             }
             ctx.template_args = template::bind(&mut ctx, params, &explicit, &Bindings::default());
+            ctx.instance_written = written;
             let lowered = FnLowerer::lower_kernel(&mut ctx, k);
             ctx.template_args.clear();
+            ctx.instance_written = None;
             if let Some(mut f) = lowered {
                 let version = match label {
                     Some(label) => {
@@ -620,7 +641,10 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
         return None;
     }
     if let Some(launches) = function_name(ctx, def).and_then(|name| ctx.launches.get(&name)) {
-        info.set_launches(launches.clone());
+        // An instantiation runs with the launches written for it, and with
+        // those that hand the kernel on (they may launch any version).
+        let mine = launches.iter().filter(|l| l.template_args.is_none() || l.template_args == ctx.instance_written).cloned().collect();
+        info.set_launches(mine);
         if let (None, [Some(x), Some(y), Some(z)]) = (info.group_size, info.group_extent) {
             info.group_size = Some([x, y, z]);
         }

@@ -132,8 +132,57 @@ pub fn bind<'t>(ctx: &mut Ctx<'t>, params: Node<'t>, explicit: &[TemplateArg], d
     std::mem::replace(&mut ctx.template_args, outer)
 }
 
-/// How an instantiation is named in messages: `reduce<float, 256>`, as written.
-pub fn instance_name<'t>(ctx: &Ctx<'t>, name: &str, args: &[Node<'t>]) -> String {
-    let parts: Vec<String> = args.iter().map(|&a| ctx.text(a).split_whitespace().collect::<Vec<_>>().join(" ")).collect();
-    format!("{name}<{}>", parts.join(", "))
+/// Template arguments as written, with whitespace removed, to compare two
+/// spellings of one instantiation.
+pub fn normalized(written: &str) -> String {
+    written.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The arguments of a written list (`float,16`), split at top-level commas.
+pub fn split_arguments(written: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in written.char_indices() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(written[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(written[start..].trim().to_string());
+    out
+}
+
+/// One argument known only by its text (a launch in host code, which is
+/// not parsed): a type by its name, a value when it is a literal, `true`,
+/// `false` or a named integer constant; anything else unknown.
+pub fn argument_text(ctx: &Ctx, is_type: bool, written: &str) -> TemplateArg {
+    let written = written.trim();
+    if is_type {
+        let (name, pointer) = match written.strip_suffix('*') {
+            Some(base) => (base.trim(), true),
+            None => (written, false),
+        };
+        let name = name.strip_prefix("const ").unwrap_or(name).trim();
+        return match ctx.type_named(name) {
+            Some(t) if pointer => TemplateArg::Type(SrcType::Pointer(Box::new(t), MemSpace::Unknown)),
+            Some(t) => TemplateArg::Type(t),
+            None => TemplateArg::Type(GENERIC_TYPE),
+        };
+    }
+    match written {
+        "true" => TemplateArg::Int(1),
+        "false" => TemplateArg::Int(0),
+        _ => match crate::module::parse_int_literal(written) {
+            Some((v, _)) => TemplateArg::Int(v as i64),
+            None => match ctx.globals.get(written) {
+                Some(crate::module::GlobalBinding::Int(v, _)) => TemplateArg::Int(*v),
+                _ => TemplateArg::Unknown,
+            },
+        },
+    }
 }

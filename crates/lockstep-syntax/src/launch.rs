@@ -24,6 +24,9 @@ pub struct KernelLaunch {
     pub group: [Option<u32>; 3],
     /// The launch's bytes in the text.
     pub range: Range<usize>,
+    /// The kernel template's arguments as written (`float, 16` in
+    /// `k<float, 16><<<…>>>`), for launches of a template.
+    pub template_args: Option<String>,
 }
 
 /// Every kernel launch in preprocessed CUDA text, in text order.
@@ -44,6 +47,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
                 grid: eval.dims(s.grid.clone(), 0),
                 group: eval.dims(s.block.clone(), 0),
                 range: scanner.toks[s.start].start..scanner.toks[s.end - 1].end,
+                template_args: s.template.clone().filter(|r| !r.is_empty()).map(|r| text[scanner.toks[r.start].start..scanner.toks[r.end - 1].end].to_string()),
             }
         })
         .collect();
@@ -51,7 +55,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
     for (i, t) in scanner.toks.iter().enumerate() {
         if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) {
-            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end });
+            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None });
         }
     }
     launches.sort_by_key(|l| l.range.start);
@@ -69,6 +73,8 @@ struct Site {
     /// The whole launch expression.
     start: usize,
     end: usize,
+    /// The tokens between the template's `<` and `>`, for a launch of a template.
+    template: Option<Range<usize>>,
 }
 
 struct Scanner<'t> {
@@ -252,7 +258,8 @@ impl<'t> Scanner<'t> {
         let [grid, block, ..] = parts.as_slice() else { return None };
         let args = end + 3;
         let last = if self.is(args, "(") { self.close[args]? } else { end + 2 };
-        Some(Site { name, grid: grid.clone(), block: block.clone(), config, start: name, end: last + 1 })
+        let template = self.is(name + 1, "<").then(|| name + 2..i - 1);
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config, start: name, end: last + 1, template })
     }
 
     /// `cudaLaunchKernel[<T>]((void*)k, grid, block, …)` with the API's name at `i`.
@@ -265,7 +272,7 @@ impl<'t> Scanner<'t> {
         let parts = self.split(open + 1..close)?;
         let [kernel, grid, block, ..] = parts.as_slice() else { return None };
         let name = self.function_named(kernel.clone())?;
-        Some(Site { name, grid: grid.clone(), block: block.clone(), config: open + 1..close, start: i, end: close + 1 })
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config: open + 1..close, start: i, end: close + 1, template: None })
     }
 
     /// The function an argument names through casts: `(void*)&k<float>` names `k`.
@@ -316,6 +323,10 @@ impl<'t> Scanner<'t> {
                 ")" => depth += 1,
                 "(" if depth == 0 => {
                     let callee = self.str(j.wrapping_sub(1));
+                    // `f((k<true>))`: parentheses around the name, not a call.
+                    if callee == "(" {
+                        continue;
+                    }
                     return !(callee.starts_with("cudaFunc") || callee.starts_with("cudaOccupancy"));
                 }
                 "(" => depth -= 1,
@@ -608,8 +619,15 @@ mod tests {
     }
 
     #[test]
+    fn a_launched_template_keeps_its_arguments() {
+        let launches = kernel_launches("void host() {\n  k<float, 16><<<1, 32>>>(p);\n  k<<<2, 64>>>(p);\n}\n");
+        let args: Vec<Option<&str>> = launches.iter().map(|l| l.template_args.as_deref()).collect();
+        assert_eq!(args, [Some("float, 16"), None]);
+    }
+
+    #[test]
     fn a_kernel_handed_on_may_run_with_any_shape() {
-        let text = "__global__ void k(int* p);\nvoid host(int* p) {\n  k<<<1, 32>>>(p);\n  cudaFuncSetAttribute(k, attr, 0);\n  run_later(k);\n}\n";
+        let text = "__global__ void k(int* p);\nvoid host(int* p) {\n  k<<<1, 32>>>(p);\n  cudaFuncSetAttribute(k, attr, 0);\n  cudaFuncSetAttribute((k), attr, 0);\n  run_later(k);\n}\n";
         assert_eq!(shapes(text), [("k".into(), [ONE; 3], [Some(32), ONE, ONE]), ("k".into(), [None; 3], [None; 3])]);
     }
 }
