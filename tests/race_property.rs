@@ -212,6 +212,7 @@ fn enumerate(k: &Kernel, first_line: u32) -> Races {
 
 const SHARED_RULES: &[&str] = &[
     "possible-race",
+    "warp-synchronous-race",
     "benign-race",
     "groupshared-write-then-no-barrier-read",
     "groupshared-read-then-no-barrier-write",

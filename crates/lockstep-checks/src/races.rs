@@ -14,6 +14,7 @@ use lockstep_source::SourceDb;
 pub const POSSIBLE_RACE: &str = "possible-race";
 pub const BENIGN_RACE: &str = "benign-race";
 pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
+pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
 pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, out: &mut Vec<Diagnostic>) {
     for finding in lockstep_race::analyze_kernel(k.module, oracle.kernel()).0 {
@@ -39,6 +40,8 @@ fn class(x: &Finding, reads_data: bool) -> (&'static str, Severity) {
         (POSSIBLE_RACE, Severity::Warning)
     } else if x.same_value {
         (BENIGN_RACE, Severity::Note)
+    } else if x.warp_synchronous {
+        (WARP_SYNCHRONOUS_RACE, Severity::Warning)
     } else if x.rule == Rule::SharedFirstRead && x.earlier.is_none() {
         (SHARED_READ_UNINITIALIZED, Severity::Warning)
     } else {
@@ -286,6 +289,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
     }
     if x.same_value {
         d = d.with_note("every thread stores the same group-uniform value, so the outcome does not depend on which write lands last; it is still a data race in the memory model");
+    }
+    if class_id == WARP_SYNCHRONOUS_RACE {
+        d = d.with_note("only threads of one warp can meet here: the code relies on a warp running in lockstep, which GPUs with independent thread scheduling (Volta and later) do not promise; put `__syncwarp()` between the accesses");
     }
     if class_id == POSSIBLE_RACE {
         let inputs: Vec<String> = undecided.data.into_iter().chain(undecided.hard).collect();

@@ -84,6 +84,13 @@ pub static RULES: &[Rule] = &[
         doc: include_str!("../../../docs/rules/shared-read-uninitialized.md"),
     },
     Rule {
+        id: "warp-synchronous-race",
+        severity: Severity::Warning,
+        summary: "threads of one warp exchange shared data with no `__syncwarp()`, relying on the warp running in lockstep",
+        fix: false,
+        doc: include_str!("../../../docs/rules/warp-synchronous-race.md"),
+    },
+    Rule {
         id: "possible-race",
         severity: Severity::Warning,
         summary: "a race lockstep could not prove, because its witness needs data from memory or arithmetic it cannot decide (off by default)",

@@ -20,7 +20,7 @@ use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Ac
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
-use sym::{Kernel, Mode, Query, Side, Witness};
+use sym::{Kernel, Mode, Query, Side, Waves, Witness};
 pub use sym::Assumptions;
 
 /// An iteration offset meaning "some later iteration".
@@ -96,6 +96,9 @@ pub struct Finding {
     pub fence: Option<Value>,
     /// WAW where both stores write the same group-uniform value.
     pub same_value: bool,
+    /// Only threads of one wave can meet: the code relies on a wave running
+    /// in lockstep, which independent thread scheduling does not promise.
+    pub warp_synchronous: bool,
     /// For cross-group read-after-write: whether a device-scope fence is on every path between.
     pub fenced: bool,
     /// Whether the allocation is `globallycoherent` / `volatile`.
@@ -112,6 +115,11 @@ fn barrier(f: &Function, v: Value) -> Option<&Barrier> {
 /// Ends a group interval for `space`: every thread of the group waits and the space is ordered.
 fn group_sync(f: &Function, v: Value, space: Space) -> bool {
     barrier(f, v).is_some_and(|b| b.exec >= Scope::Group && b.spaces.contains(mem_space(space)))
+}
+
+/// Orders `space` for the threads of one wave (`__syncwarp()`, a tile's sync).
+fn wave_sync(f: &Function, v: Value, space: Space) -> bool {
+    barrier(f, v).is_some_and(|b| b.exec == Scope::Wave && b.spaces.contains(mem_space(space)))
 }
 
 fn grid_sync(f: &Function, v: Value) -> bool {
@@ -181,6 +189,7 @@ fn canonical_offsets(mode: Mode, sides: &mut [Side; 2]) {
 #[derive(PartialEq, Eq, Hash)]
 struct QueryKey {
     mode: Mode,
+    waves: Waves,
     sides: [Side; 2],
     len: Option<u64>,
     texels: Option<(u32, u32)>,
@@ -362,8 +371,12 @@ impl Ctx<'_> {
     }
 
     fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
+        self.query_waves(mode, Waves::Any, e, l)
+    }
+
+    fn query_waves(&self, mode: Mode, waves: Waves, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
         let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec(), spread: (0, 0) };
-        self.ask(mode, e.0.alloc, l.0.alloc, [side(l), side(e)])
+        self.ask_waves(mode, waves, e.0.alloc, l.0.alloc, [side(l), side(e)])
     }
 
     /// Whether no pair of the two clusters' accesses can conflict; each pair
@@ -371,10 +384,10 @@ impl Ctx<'_> {
     /// side's index is the cluster's base plus any of its constants.
     fn clusters_clear(&self, mode: Mode, e: &Cluster, l: &Cluster) -> bool {
         let side = |c: &Cluster| Side { block: c.block, index: c.base, base: c.pointer, offsets: c.offsets.clone(), spread: c.spread };
-        self.ask(mode, e.alloc, l.alloc, [side(l), side(e)]).is_none()
+        self.ask_waves(mode, Waves::Any, e.alloc, l.alloc, [side(l), side(e)]).is_none()
     }
 
-    fn ask(&self, mode: Mode, earlier: Alloc, later: Alloc, mut sides: [Side; 2]) -> Option<Witness> {
+    fn ask_waves(&self, mode: Mode, waves: Waves, earlier: Alloc, later: Alloc, mut sides: [Side; 2]) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
         // Through a pointer the other access's allocation bound does not apply.
         let len = if earlier == later { alloc_len(self.module, later) } else { None };
@@ -386,11 +399,11 @@ impl Ctx<'_> {
             _ => None,
         };
         canonical_offsets(mode, &mut sides);
-        let key = QueryKey { mode, sides, len, texels };
+        let key = QueryKey { mode, waves, sides, len, texels };
         if let Some(w) = self.answers.borrow().get(&key) {
             return w.clone();
         }
-        let q = Query { k: self.k, mode, sides: key.sides.clone(), len, texels };
+        let q = Query { k: self.k, mode, waves, sides: key.sides.clone(), len, texels };
         let w = q.conflict();
         self.answers.borrow_mut().insert(key, w.clone());
         w
@@ -452,6 +465,32 @@ impl Ctx<'_> {
                             continue;
                         }
                         let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        // A wave barrier (`__syncwarp()`, `tile.sync()`) on every path
+                        // between them orders the threads of one wave: only threads of
+                        // different waves can still meet. With none, a race only threads
+                        // of one wave can have relies on them running in lockstep.
+                        let wave_ends = |v: Value| ends(v) || wave_sync(f, v, space);
+                        // Ordered: the second access follows the first, and only through a wave barrier.
+                        let follows = |stop: &dyn Fn(Value) -> bool| {
+                            if same_iteration {
+                                e.inst != l.inst && reaches(f, self.cfg, &self.pos, e.inst, l.inst, stop)
+                            } else {
+                                reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, stop)
+                            }
+                        };
+                        let wave_ordered = follows(&ends) && !follows(&wave_ends);
+                        let (w, warp_synchronous) = if wave_ordered {
+                            match self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)) {
+                                Some(across) => (across, false),
+                                None => continue,
+                            }
+                        } else {
+                            // Code only one wave runs (`if (tid < 32)`), exchanging without a
+                            // wave barrier, where the language fixes the wave's width.
+                            let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
+                            let one_wave = fixed_width && self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none();
+                            (w, one_wave)
+                        };
                         self.done.insert(pair(e.inst, l.inst));
                         let hz = hazard(e.kind, l.kind);
                         let (it_l, it_e) = match carried(&lm.1, &em.1) {
@@ -491,6 +530,7 @@ impl Ctx<'_> {
                             witness: Some(w),
                             fence: if space == Space::Shared { fence } else { None },
                             same_value,
+                            warp_synchronous,
                             fenced: false,
                             coherent: self.coherent(l.alloc),
                         });
@@ -526,6 +566,7 @@ impl Ctx<'_> {
                     earlier: None,
                     witness: None,
                     fence: None,
+                    warp_synchronous: false,
                     same_value: false,
                     fenced: false,
                     coherent: false,
@@ -595,7 +636,8 @@ impl Ctx<'_> {
                             earlier: Some(self.at(e, None)),
                             witness: Some(w),
                             fence: None,
-                            same_value,
+                            warp_synchronous: false,
+                    same_value,
                             fenced,
                             coherent,
                         });
@@ -721,6 +763,7 @@ impl<'a> ConflictOracle<'a> {
         let q = Query {
             k: &self.k,
             mode: Mode::SameGroup,
+            waves: Waves::Any,
             sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0) }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0) }],
             len: None,
             texels: None,

@@ -46,6 +46,8 @@ pub struct Kernel<'a> {
     pub group_size: Option<[u32; 3]>,
     /// Upper bound on threads per group when the size is not known.
     pub max_threads: u32,
+    /// Threads a group can have at most: the kernel's bound or the hardware's.
+    group_threads: u32,
     /// The wave width lanes are taken modulo, when it may be relied on.
     wave_size: Option<u32>,
     /// Per axis, how wide the group can be with every in-bounds access staying in bounds.
@@ -120,7 +122,13 @@ impl<'a> Kernel<'a> {
                 (max_threads, launched, f.entry.as_ref().and_then(|e| e.wave_size))
             }
         };
-        Kernel { f, cfg, uni, assume, group_size, max_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default() }
+        let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
+        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default() }
+    }
+
+    /// The wave width lanes are counted in, when it may be relied on.
+    pub fn wave_size(&self) -> Option<u32> {
+        self.wave_size
     }
 
     /// Whether two threads (groups) can differ along an axis.
@@ -191,9 +199,21 @@ pub struct Side {
     pub spread: (i64, i64),
 }
 
+/// Which waves the two threads of a question may be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Waves {
+    Any,
+    /// A wave barrier orders the accesses for threads of one wave.
+    Different,
+    /// Whether threads of two different waves reach the two accesses at
+    /// all, wherever they point.
+    DifferentReach,
+}
+
 pub struct Query<'k> {
     pub k: &'k Kernel<'k>,
     pub mode: Mode,
+    pub waves: Waves,
     pub sides: [Side; 2],
     /// Cells in the allocation, when known: accesses stay in bounds.
     pub len: Option<u64>,
@@ -321,7 +341,12 @@ impl Query<'_> {
             }
         }
         b.size_bounds();
-        b.same_cell(&addr[0], &addr[1], 0);
+        if self.waves != Waves::Any {
+            b.different_waves();
+        }
+        if self.waves != Waves::DifferentReach {
+            b.same_cell(&addr[0], &addr[1], 0);
+        }
         b.finish();
         // Repeated questions are answered from the callers' memos, before
         // any problem is built.
@@ -361,6 +386,20 @@ impl Build<'_> {
         let v = self.p.new_var(lo, hi);
         self.keys.insert(key, v);
         v
+    }
+
+    /// The two threads' flat indices fall in different waves. Without a
+    /// wave width to rely on, nothing is added: any two threads may be in
+    /// different waves of some width.
+    fn different_waves(&mut self) {
+        let Some(w) = self.q.k.wave_size() else { return };
+        let w = w.max(1) as i128;
+        let wave = |b: &mut Self, s: u8| {
+            let flat = b.builtin(s, Builtin::LocalIndex);
+            b.func(FnOp::Div, flat, Lin::konst(w), 0, INF)
+        };
+        let (a, c) = (wave(self, 0), wave(self, 1));
+        self.p.differ(&a, &c);
     }
 
     fn tid(&mut self, s: u8, ax: u8) -> Var {
@@ -480,7 +519,10 @@ impl Build<'_> {
                         let ys = self.func(FnOp::Mul, y, bx.clone(), 0, INF);
                         let bxy = self.func(FnOp::Mul, bx, by, 1, INF);
                         let zs = self.func(FnOp::Mul, z, bxy, 0, INF);
-                        x.add(&ys).add(&zs)
+                        // A flat index is below the group's thread count, at most the bound.
+                        let flat = x.add(&ys).add(&zs);
+                        self.p.at_most(&flat, &Lin::konst(q.k.group_threads as i128 - 1));
+                        flat
                     }
                 }
             }
