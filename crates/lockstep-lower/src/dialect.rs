@@ -574,7 +574,9 @@ pub static CUDA: Dialect = Dialect {
         "cub/cub.cuh",
         "thrust/device_vector.h",
     ],
-    predefined_macros: &[],
+    // What nvcc defines for every CUDA translation unit it compiles, and the
+    // alignment attribute, which changes nothing lockstep models.
+    predefined_macros: &[("__cplusplus", "201703L"), ("__CUDACC__", "1"), ("__NVCC__", "1"), ("__align__(n)", "")],
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
