@@ -168,7 +168,7 @@ fn compile_inner(
 ) -> Compiled {
     let predefined = lang.dialect().predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
     let defines = predefined.chain(options.defines.iter().cloned()).collect();
-    let pp_options = lockstep_preprocess::Options { defines, include_dirs: options.include_dirs.clone() };
+    let pp_options = lockstep_preprocess::Options { defines, include_dirs: options.include_dirs.clone(), ignored_directives: &[] };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
     let modelled = lang.dialect().modelled_headers;
