@@ -419,6 +419,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// A synchronizing barrier right after fences (`memoryBarrierBuffer();
+    /// barrier();`, `DeviceMemoryBarrier(); GroupMemoryBarrierWithGroupSync();`)
+    /// also orders what the fences order: their writes are visible before
+    /// the others pass the barrier.
+    fn with_preceding_fences(&self, mut b: lockstep_ir::Barrier) -> lockstep_ir::Barrier {
+        if b.exec == Scope::None {
+            return b;
+        }
+        for &v in self.f.block(self.cur).insts.iter().rev() {
+            match self.f.inst(v).op {
+                Op::Barrier(fence, _) if fence.exec == Scope::None => {
+                    b.spaces = b.spaces.union(fence.spaces);
+                    b.mem = b.mem.max(fence.mem);
+                }
+                // Constants the call's arguments needed; anything else ends the run of fences.
+                Op::Const(_) => {}
+                _ => break,
+            }
+        }
+        b
+    }
+
     /// Component `axis` of a three-component builtin variable.
     fn builtin_var_axis(&mut self, bv: BuiltinVar, axis: u8, span: Span) -> Value {
         match bv {
@@ -1051,6 +1073,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             };
             let ty = if b.reduce.is_some() { Type::I32 } else { Type::Void };
+            let b = self.with_preceding_fences(b);
             let v = self.emit(Op::Barrier(b, pred), ty, span);
             return if ty == Type::Void { RV { vals: Vec::new(), ty: SrcType::Void } } else { self.scalar(v) };
         }
