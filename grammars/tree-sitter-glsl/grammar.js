@@ -7,6 +7,7 @@ module.exports = grammar(C, {
         [$.function_definition, $.declaration],
         [$.declaration],
         [$.declaration, $.qualifier_declaration],
+        [$.declaration, $.type_qualifier],
     ]),
 
     rules: {
@@ -58,6 +59,8 @@ module.exports = grammar(C, {
                         'coherent',
                         'readonly',
                         'writeonly',
+                        'restrict',
+                        'volatile',
                         'precision',
                         'highp',
                         'mediump',

@@ -26,8 +26,10 @@ fn a_compute_layout_is_a_qualifier_declaration_and_keeps_the_next_declaration() 
 fn interface_blocks_parse_with_and_without_an_instance_name() {
     let src = "layout(std430, binding = 0) coherent buffer Data { float data[]; } buf;\n\
                layout(std430, binding = 1) readonly buffer In { uint values[]; };\n\
-               layout(push_constant) uniform Params { uint n; } pc;\n";
+               layout(push_constant) uniform Params { uint n; } pc;\n\
+               layout(std430, binding = 2) restrict buffer R { float r[]; };\n\
+               layout(std430, binding = 3) volatile coherent buffer V { uint v[]; };\n";
     let tree = parse(src);
     assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
-    assert_eq!(top_level_kinds(&tree), ["declaration"; 3]);
+    assert_eq!(top_level_kinds(&tree), ["declaration"; 5]);
 }
