@@ -38,7 +38,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Language of the inputs, instead of guessing from the extension: hlsl (.hlsl .hlsli .fx .fxh .csh),
-    /// cuda (.cu .cuh), opencl (.cl).
+    /// cuda (.cu .cuh), opencl (.cl), glsl (.comp, and .glsl with a compute layout).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
     /// Apply machine-applicable fixes (files with syntax errors are left alone).
@@ -130,6 +130,7 @@ fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Inputs, String
                     let path = e.path();
                     match e.file_type() {
                         Ok(t) if t.is_dir() => stack.push(path),
+                        Ok(t) if t.is_file() && is_other_glsl_stage(&path) => skipped.push(path),
                         Ok(t) if t.is_file() && Lang::from_path(&path).is_some() => out.push(path),
                         Ok(t) if t.is_file() && lockstep_lower::is_unread_gpu_source(&path) => skipped.push(path),
                         _ => {}
@@ -147,6 +148,13 @@ fn collect_files(paths: &[PathBuf], lang: Option<Lang>) -> Result<Inputs, String
     skipped.sort();
     skipped.dedup();
     Ok(Inputs { files: out, skipped })
+}
+
+/// A `.glsl` file met in a directory that is not a compute shader (a vertex
+/// or fragment stage, or a library of functions for one): lockstep does not read it.
+fn is_other_glsl_stage(path: &Path) -> bool {
+    let glsl = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("glsl"));
+    glsl && !std::fs::read(path).is_ok_and(|bytes| lockstep_lower::declares_compute_layout(&String::from_utf8_lossy(&bytes)))
 }
 
 /// One line counting the skipped files by extension: `skipped 3 files lockstep does not read (2 .frag, 1 .spv)`.

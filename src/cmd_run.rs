@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Add an include directory.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
-    /// Language of the file, instead of guessing from the extension (hlsl, cuda, opencl).
+    /// Language of the file, instead of guessing from the extension (hlsl, cuda, opencl, glsl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }

@@ -97,6 +97,21 @@ fn shader_files_lockstep_does_not_read_are_counted_as_skipped() {
 }
 
 #[test]
+fn glsl_files_are_read_when_they_are_compute_shaders() {
+    let dir = std::env::temp_dir().join(format!("lockstep-glsl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let divergent = "layout(local_size_x = 64) in;\nvoid main() {\n  if (gl_LocalInvocationID.x < 3u)\n    barrier();\n}\n";
+    std::fs::write(dir.join("a.comp"), divergent).unwrap();
+    std::fs::write(dir.join("b.glsl"), divergent).unwrap();
+    std::fs::write(dir.join("lighting.glsl"), "vec3 shade(vec3 n) { return n; }\n").unwrap();
+    let (code, out, err) = lockstep(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out.matches("barrier-in-divergent-cf").count(), 2, "{out}");
+    assert!(err.contains("skipped 1 file lockstep does not read (1 .glsl)"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn lang_help_and_errors_name_every_language() {
     let (_, help, _) = lockstep(&["check", "--help"]);
     let (_, _, err) = lockstep(&["check", "--lang", "fortran", "x"]);

@@ -63,3 +63,50 @@ fn opencl_fence_in_place_of_the_first_barrier_races_at_run_time() {
     let found = findings(&db, &o);
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":10")), "{found:?}");
 }
+
+const REDUCE_GLSL: &str = r#"#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Data { uint data[]; };
+layout(std430, binding = 1) buffer Sums { uint sums[]; };
+layout(std430, binding = 2) buffer Total { uint total; } result;
+shared uint tile[64];
+
+void main()
+{
+    uint lid = gl_LocalInvocationID.x;
+    tile[lid] = data[gl_GlobalInvocationID.x];
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {
+        if (lid < s)
+            tile[lid] += tile[lid + s];
+        barrier();
+    }
+    if (subgroupElect() && lid == 0u) {
+        sums[gl_WorkGroupID.x] = tile[0];
+        atomicAdd(result.total, tile[0]);
+    }
+}
+"#;
+
+const REDUCE_GLSL_LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\n[buffers.\"result.total\"]\nlen = 1\n";
+
+#[test]
+fn glsl_reduction_sums_each_group() {
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [4, 1, 1], scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("reduce.comp", Lang::Glsl, REDUCE_GLSL, "main", REDUCE_GLSL_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..4u32).map(|g| (g * 64 + 1..=g * 64 + 64).sum()).collect();
+        assert_eq!(o.buffer("sums").unwrap().u32s(), want);
+        assert_eq!(o.buffer("result.total").unwrap().u32s(), vec![(1..=256u32).sum::<u32>()]);
+    }
+}
+
+#[test]
+fn glsl_shared_fence_in_place_of_the_first_barrier_races_at_run_time() {
+    let src = REDUCE_GLSL.replacen("barrier();", "memoryBarrierShared();", 1);
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("reduce.comp", Lang::Glsl, &src, "main", REDUCE_GLSL_LAUNCH, config);
+    let found = findings(&db, &o);
+    assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":15")), "{found:?}");
+}

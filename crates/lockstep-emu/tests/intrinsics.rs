@@ -4,7 +4,7 @@
 
 use lockstep_emu::{run, BufferInit, Launch, RunConfig, Source};
 use lockstep_ir::Type;
-use lockstep_lower::dialect::{Dialect, CUDA, HLSL, OPENCL};
+use lockstep_lower::dialect::{Dialect, CUDA, GLSL, HLSL, OPENCL};
 use lockstep_lower::{compile, Lang, Options};
 use lockstep_source::SourceDb;
 
@@ -118,6 +118,9 @@ fn f16_to_f32(h: u16) -> f32 {
 /// differently, and its `sign` and `mad` are float functions.
 fn reference_in(d: &Dialect, name: &str) -> Option<Ref> {
     use Type::*;
+    if std::ptr::eq(d, &GLSL) {
+        return glsl_reference(name);
+    }
     if !std::ptr::eq(d, &OPENCL) {
         return reference(name);
     }
@@ -136,6 +139,35 @@ fn reference_in(d: &Dialect, name: &str) -> Option<Ref> {
         "as_int" => reference("asint")?,
         "as_uint" => reference("asuint")?,
         native if native.starts_with("native_") => reference(&native["native_".len()..])?,
+        other => reference(other)?,
+    })
+}
+
+/// GLSL's spellings; its `sign` keeps the operand's type and its bit
+/// queries return `int`, -1 where no bit is found.
+fn glsl_reference(name: &str) -> Option<Ref> {
+    use Type::*;
+    Some(match name {
+        "sign" => r(&[F32], F32, |_, a| {
+            let x = f(a[0]);
+            fb(if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 })
+        }),
+        "inversesqrt" => reference("rsqrt")?,
+        "roundEven" => reference("round")?,
+        "fract" => reference("frac")?,
+        "mix" => reference("lerp")?,
+        "bitCount" => r(&[U32], I32, |_, a| ib((a[0] as u32).count_ones() as i32)),
+        "findLSB" => r(&[U32], I32, |_, a| ib(if a[0] as u32 == 0 { -1 } else { (a[0] as u32).trailing_zeros() as i32 })),
+        "findMSB" => r(&[I32], I32, |_, a| {
+            let x = a[0] as i32;
+            let v = if x < 0 { !x as u32 } else { x as u32 };
+            ib(if v == 0 { -1 } else { 31 - v.leading_zeros() as i32 })
+        }),
+        "bitfieldReverse" => reference("reversebits")?,
+        "floatBitsToUint" => reference("asuint")?,
+        "floatBitsToInt" => reference("asint")?,
+        "uintBitsToFloat" => reference("asfloat")?,
+        "intBitsToFloat" => reference("__int_as_float")?,
         other => reference(other)?,
     })
 }
@@ -310,6 +342,13 @@ const WIDTH: usize = 64;
 fn kernel(d: &Dialect, name: &str, r: &Ref) -> (String, Lang) {
     let call = format!("{name}({})", (0..r.args.len()).map(|k| format!("a{k}[i]")).collect::<Vec<_>>().join(", "));
     let stmt = r.stmt.replace("CALL", &call);
+    if std::ptr::eq(d, &GLSL) {
+        let mut blocks: Vec<String> =
+            r.args.iter().enumerate().map(|(k, &t)| format!("layout(std430, binding = {k}) buffer A{k} {{ {} a{k}[]; }};", spelling(d, t))).collect();
+        blocks.push(format!("layout(std430) buffer Result {{ {} result[]; }};", spelling(d, r.result)));
+        let text = format!("#version 450\nlayout(local_size_x = {WIDTH}) in;\n{}\nvoid main() {{\n    uint i = gl_GlobalInvocationID.x;\n    {stmt}\n}}\n", blocks.join("\n"));
+        return (text, Lang::Glsl);
+    }
     if std::ptr::eq(d, &OPENCL) {
         let mut params: Vec<String> = r.args.iter().enumerate().map(|(k, &t)| format!("__global const {}* a{k}", spelling(d, t))).collect();
         params.push(format!("__global {}* result", spelling(d, r.result)));
@@ -360,7 +399,7 @@ fn check(d: &Dialect, name: &str, r: &Ref) -> Vec<String> {
     if c.has_errors || !c.diagnostics.is_empty() {
         return vec![format!("{src}\n{:?}", c.diagnostics)];
     }
-    let entry = c.module.find_function("k").expect("kernel");
+    let entry = c.module.find_function(if lang == Lang::Glsl { "main" } else { "k" }).expect("kernel");
     let mut buffers: Vec<BufferInit> = r
         .args
         .iter()
@@ -401,7 +440,7 @@ fn check(d: &Dialect, name: &str, r: &Ref) -> Vec<String> {
 #[test]
 fn every_intrinsic_matches_its_reference() {
     let mut failures = Vec::new();
-    for d in [&HLSL, &CUDA, &OPENCL] {
+    for d in [&HLSL, &CUDA, &OPENCL, &GLSL] {
         for i in d.intrinsics {
             match reference_in(d, i.name) {
                 None => failures.push(format!("{}: `{}` has no reference in tests/intrinsics.rs", d.name, i.name)),

@@ -10,6 +10,11 @@ pub enum BuiltinVar {
     Vec3(fn(u8) -> Builtin),
     /// A constant (`warpSize` on NVIDIA hardware).
     Const(u32),
+    /// One builtin (`gl_LocalInvocationIndex`).
+    Scalar(Builtin),
+    /// The invocation's id in the whole dispatch, per axis
+    /// `group id * group size + local id` (`gl_GlobalInvocationID`).
+    GlobalId,
 }
 
 /// What an entry-point parameter semantic means (HLSL `SV_*`).
@@ -114,6 +119,25 @@ pub struct Dialect {
     pub space_qualifies_pointee: bool,
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
+    /// Layout qualifiers of a qualifier-only declaration that give the group
+    /// size along x, y and z (GLSL `layout(local_size_x = 64) in;`); the same
+    /// names with `_id` make an axis a specialization constant, unknown.
+    pub group_size_layout: Option<[&'static str; 3]>,
+    /// Preprocessor directives that say nothing the analyses need (`#version`).
+    pub ignored_directives: &'static [&'static str],
+    /// Functions reading, writing or atomically updating an image texel:
+    /// `imageLoad(image, coordinate)` and friends.
+    pub image_functions: &'static [(&'static str, ImageAccess)],
+}
+
+/// What an image function does with the texel its coordinate names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageAccess {
+    Load,
+    /// `imageStore(image, coordinate, value)`.
+    Store,
+    /// `imageAtomicAdd(image, coordinate, value)`; returns the old texel.
+    Atomic(AtomicOp),
 }
 
 /// Decodes a barrier call's arguments (each a constant, or None) into what it orders.
@@ -148,6 +172,8 @@ pub enum EntryMarker {
     NumThreadsAttribute,
     /// `__global__` specifier.
     GlobalSpecifier,
+    /// The function of this name (GLSL's `main`).
+    FunctionNamed(&'static str),
 }
 
 const fn bar(exec: Scope, mem: Scope, spaces: Spaces) -> Barrier {
@@ -462,7 +488,9 @@ pub static HLSL: Dialect = Dialect {
     flag_decoded_barriers: &[],
     group_size_attribute: None,
     space_qualifies_pointee: false,
-    vector_memory: &[],
+    vector_memory: &[],    group_size_layout: None,
+    ignored_directives: &[],
+    image_functions: &[],
 };
 
 pub static CUDA: Dialect = Dialect {
@@ -581,7 +609,9 @@ pub static CUDA: Dialect = Dialect {
     flag_decoded_barriers: &[],
     group_size_attribute: None,
     space_qualifies_pointee: false,
-    vector_memory: &[],
+    vector_memory: &[],    group_size_layout: None,
+    ignored_directives: &[],
+    image_functions: &[],
 };
 
 /// OpenCL C's `CLK_*_MEM_FENCE` flag bits.
@@ -837,6 +867,190 @@ pub static OPENCL: Dialect = Dialect {
         ("vstore2", VectorMemory::Store(2)),
         ("vstore3", VectorMemory::Store(3)),
         ("vstore4", VectorMemory::Store(4)),
+    ],    group_size_layout: None,
+    ignored_directives: &[],
+    image_functions: &[],
+};
+
+const GLSL_INTRINSICS: &[Intrinsic] = &[
+    common("min", MathFn::Min),
+    common("max", MathFn::Max),
+    common("abs", MathFn::Abs),
+    common("clamp", MathFn::Clamp),
+    // GLSL `sign` keeps its operand's type.
+    common("sign", MathFn::Sign),
+    float("fma", MathFn::Fma),
+    float("sqrt", MathFn::Sqrt),
+    float("inversesqrt", MathFn::Rsqrt),
+    float("exp", MathFn::Exp),
+    float("exp2", MathFn::Exp2),
+    float("log", MathFn::Log),
+    float("log2", MathFn::Log2),
+    float("pow", MathFn::Pow),
+    float("sin", MathFn::Sin),
+    float("cos", MathFn::Cos),
+    float("tan", MathFn::Tan),
+    float("floor", MathFn::Floor),
+    float("ceil", MathFn::Ceil),
+    // `round` may break ties either way; lockstep breaks them to even, as `roundEven` must.
+    float("round", MathFn::Round),
+    float("roundEven", MathFn::Round),
+    float("trunc", MathFn::Trunc),
+    float("fract", MathFn::Frac),
+    float("mix", MathFn::Lerp),
+    float("step", MathFn::Step),
+    common_to("bitCount", MathFn::PopCount, Type::I32),
+    common_to("findLSB", MathFn::FirstBitLow, Type::I32),
+    common_to("findMSB", MathFn::FirstBitHigh, Type::I32),
+    fixed("bitfieldReverse", MathFn::ReverseBits, Type::U32, Type::U32),
+    fixed("floatBitsToUint", MathFn::Bitcast, Type::F32, Type::U32),
+    fixed("floatBitsToInt", MathFn::Bitcast, Type::F32, Type::I32),
+    fixed("uintBitsToFloat", MathFn::Bitcast, Type::U32, Type::F32),
+    fixed("intBitsToFloat", MathFn::Bitcast, Type::I32, Type::F32),
+];
+
+/// A fence: orders this invocation's accesses, synchronizes no one.
+const fn fence(mem: Scope, spaces: Spaces) -> Barrier {
+    bar(Scope::None, mem, spaces)
+}
+
+pub static GLSL: Dialect = Dialect {
+    name: "glsl",
+    barriers: &[
+        // In compute shaders `barrier()` also orders shared memory (GLSL 4.60 §8.16);
+        // buffers and images need a `memoryBarrier*()` fence as well.
+        ("barrier", bar(Scope::Group, Scope::Group, Spaces::SHARED)),
+        ("memoryBarrier", fence(Scope::Device, Spaces::ALL)),
+        ("memoryBarrierShared", fence(Scope::Group, Spaces::SHARED)),
+        ("memoryBarrierBuffer", fence(Scope::Device, Spaces::DEVICE)),
+        ("memoryBarrierImage", fence(Scope::Device, Spaces::DEVICE)),
+        ("groupMemoryBarrier", fence(Scope::Group, Spaces::ALL)),
+        ("subgroupBarrier", bar(Scope::Wave, Scope::Wave, Spaces::ALL)),
+        ("subgroupMemoryBarrier", fence(Scope::Wave, Spaces::ALL)),
+        ("subgroupMemoryBarrierShared", fence(Scope::Wave, Spaces::SHARED)),
+        ("subgroupMemoryBarrierBuffer", fence(Scope::Wave, Spaces::DEVICE)),
+        ("subgroupMemoryBarrierImage", fence(Scope::Wave, Spaces::DEVICE)),
+    ],
+    flag_barrier: None,
+    builtin_vars: &[
+        ("gl_LocalInvocationID", BuiltinVar::Vec3(Builtin::LocalId)),
+        ("gl_WorkGroupID", BuiltinVar::Vec3(Builtin::GroupId)),
+        ("gl_WorkGroupSize", BuiltinVar::Vec3(Builtin::GroupSize)),
+        ("gl_NumWorkGroups", BuiltinVar::Vec3(Builtin::NumGroups)),
+        ("gl_GlobalInvocationID", BuiltinVar::GlobalId),
+        ("gl_LocalInvocationIndex", BuiltinVar::Scalar(Builtin::LocalIndex)),
+        ("gl_SubgroupInvocationID", BuiltinVar::Scalar(Builtin::LaneId)),
+        ("gl_SubgroupSize", BuiltinVar::Scalar(Builtin::WaveSize)),
+    ],
+    semantics: &[],
+    builtin_calls: &[],
+    space_qualifiers: &[("shared", MemSpace::Shared), ("buffer", MemSpace::Device), ("uniform", MemSpace::Constant)],
+    // `volatile` implies `coherent`.
+    coherent_qualifiers: &["coherent", "volatile"],
+    entry_marker: EntryMarker::FunctionNamed("main"),
+    resources: &[
+        ResourceType { name: "image1D", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "image2D", kind: ResourceKind::Texture { dims: 2 }, writable: true },
+        ResourceType { name: "image3D", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "image2DArray", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "imageBuffer", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "iimage1D", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "iimage2D", kind: ResourceKind::Texture { dims: 2 }, writable: true },
+        ResourceType { name: "iimage3D", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "iimageBuffer", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "uimage1D", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "uimage2D", kind: ResourceKind::Texture { dims: 2 }, writable: true },
+        ResourceType { name: "uimage3D", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "uimageBuffer", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+    ],
+    atomics: &[
+        ("atomicAdd", AtomicOp::Add),
+        ("atomicMin", AtomicOp::Min),
+        ("atomicMax", AtomicOp::Max),
+        ("atomicAnd", AtomicOp::And),
+        ("atomicOr", AtomicOp::Or),
+        ("atomicXor", AtomicOp::Xor),
+        ("atomicExchange", AtomicOp::Exchange),
+        ("atomicCompSwap", AtomicOp::CompareExchange),
+    ],
+    atomic_dest_is_pointer: false,
+    wave_ops: &[
+        ("subgroupElect", WaveOp::IsFirstLane),
+        ("subgroupBroadcastFirst", WaveOp::ReadFirst),
+        ("subgroupBroadcast", WaveOp::ReadLane),
+        ("subgroupAll", WaveOp::AllTrue),
+        ("subgroupAny", WaveOp::AnyTrue),
+        ("subgroupAllEqual", WaveOp::AllEqual),
+        ("subgroupBallot", WaveOp::Ballot),
+        ("subgroupAdd", WaveOp::Sum),
+        ("subgroupMul", WaveOp::Product),
+        ("subgroupMin", WaveOp::Min),
+        ("subgroupMax", WaveOp::Max),
+        ("subgroupAnd", WaveOp::BitAnd),
+        ("subgroupOr", WaveOp::BitOr),
+        ("subgroupXor", WaveOp::BitXor),
+        ("subgroupExclusiveAdd", WaveOp::PrefixSum),
+        ("subgroupExclusiveMul", WaveOp::PrefixProduct),
+        ("subgroupShuffle", WaveOp::Shuffle),
+        ("subgroupShuffleXor", WaveOp::ShuffleXor),
+        ("subgroupShuffleUp", WaveOp::ShuffleUp),
+        ("subgroupShuffleDown", WaveOp::ShuffleDown),
+    ],
+    wave_mask_first: false,
+    intrinsics: GLSL_INTRINSICS,
+    intrinsic_prefixes: &[],
+    sync_objects: &[],
+    float_literal_is_double: false,
+    // Globals without a qualifier are per-invocation; in compute shaders they are `const` tables.
+    plain_globals_are_constant: true,
+    collective_fences: false,
+    host_code: false,
+    // Subgroup width varies by device.
+    wave_size: None,
+    discard_if_negative: None,
+    modelled_headers: &[],
+    // GLSL's vector and matrix types, spelled as the HLSL names the type reader knows.
+    predefined_macros: &[
+        ("vec2", "float2"),
+        ("vec3", "float3"),
+        ("vec4", "float4"),
+        ("dvec2", "double2"),
+        ("dvec3", "double3"),
+        ("dvec4", "double4"),
+        ("ivec2", "int2"),
+        ("ivec3", "int3"),
+        ("ivec4", "int4"),
+        ("uvec2", "uint2"),
+        ("uvec3", "uint3"),
+        ("uvec4", "uint4"),
+        ("bvec2", "bool2"),
+        ("bvec3", "bool3"),
+        ("bvec4", "bool4"),
+        ("mat2", "float2x2"),
+        ("mat3", "float3x3"),
+        ("mat4", "float4x4"),
+        ("GL_compute_shader", "1"),
+        ("GL_core_profile", "1"),
+        ("VULKAN", "100"),
+    ],
+    axis_builtins: &[],
+    flag_decoded_barriers: &[],
+    group_size_attribute: None,
+    space_qualifies_pointee: false,
+    vector_memory: &[],
+    group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
+    ignored_directives: &["version", "extension"],
+    image_functions: &[
+        ("imageLoad", ImageAccess::Load),
+        ("imageStore", ImageAccess::Store),
+        ("imageAtomicAdd", ImageAccess::Atomic(AtomicOp::Add)),
+        ("imageAtomicMin", ImageAccess::Atomic(AtomicOp::Min)),
+        ("imageAtomicMax", ImageAccess::Atomic(AtomicOp::Max)),
+        ("imageAtomicAnd", ImageAccess::Atomic(AtomicOp::And)),
+        ("imageAtomicOr", ImageAccess::Atomic(AtomicOp::Or)),
+        ("imageAtomicXor", ImageAccess::Atomic(AtomicOp::Xor)),
+        ("imageAtomicExchange", ImageAccess::Atomic(AtomicOp::Exchange)),
+        ("imageAtomicCompSwap", ImageAccess::Atomic(AtomicOp::CompareExchange)),
     ],
 };
 
@@ -846,6 +1060,9 @@ impl Dialect {
     }
     pub fn flag_decoded_barrier(&self, name: &str) -> Option<DecodeBarrier> {
         self.flag_decoded_barriers.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+    pub fn image_function(&self, name: &str) -> Option<ImageAccess> {
+        self.image_functions.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
     }
     pub fn vector_memory(&self, name: &str) -> Option<VectorMemory> {
         self.vector_memory.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)

@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -31,7 +31,7 @@ fn arith_type(a: Type, b: Type) -> Type {
     }
 }
 
-const SWIZZLE_SETS: [&str; 2] = ["xyzw", "rgba"];
+const SWIZZLE_SETS: [&str; 3] = ["xyzw", "rgba", "stpq"];
 
 fn swizzle(field: &str, width: u32) -> Option<Vec<u32>> {
     let width = width.max(1);
@@ -346,8 +346,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.int(Type::U32, k as i64, span);
                     self.scalar(v)
                 }
-                BuiltinVar::Vec3(make) => {
-                    let vals = (0..3).map(|a| self.builtin(make(a), span)).collect();
+                BuiltinVar::Scalar(b) => {
+                    let v = self.builtin(b, span);
+                    self.scalar(v)
+                }
+                BuiltinVar::Vec3(_) | BuiltinVar::GlobalId => {
+                    let vals = (0..3).map(|a| self.builtin_var_axis(bv, a, span)).collect();
                     RV { vals, ty: SrcType::Vector(Type::U32, 3) }
                 }
             };
@@ -397,9 +401,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let fname = self.cx.text(field);
         // threadIdx.x and friends.
         if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
-            if let Some(BuiltinVar::Vec3(make)) = self.cx.d.builtin_var(self.cx.text(arg)) {
+            if let Some(bv @ (BuiltinVar::Vec3(_) | BuiltinVar::GlobalId)) = self.cx.d.builtin_var(self.cx.text(arg)) {
                 if let Some(idx) = swizzle(fname, 3) {
-                    let vals: Vec<Value> = idx.iter().map(|&a| self.builtin(make(a as u8), span)).collect();
+                    let vals: Vec<Value> = idx.iter().map(|&a| self.builtin_var_axis(bv, a as u8, span)).collect();
                     let len = vals.len() as u32;
                     return RV { vals, ty: if len == 1 { SrcType::Scalar(Type::U32) } else { SrcType::Vector(Type::U32, len) } };
                 }
@@ -412,6 +416,36 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let rv = self.expr(arg);
                 self.select_field(rv, fname, span)
             }
+        }
+    }
+
+    /// A synchronizing barrier right after fences (`memoryBarrierBuffer();
+    /// barrier();`, `DeviceMemoryBarrier(); GroupMemoryBarrierWithGroupSync();`)
+    /// also orders what the fences order: their writes are visible before
+    /// the others pass the barrier.
+    fn with_preceding_fences(&self, mut b: lockstep_ir::Barrier) -> lockstep_ir::Barrier {
+        if b.exec == Scope::None {
+            return b;
+        }
+        for &v in self.f.block(self.cur).insts.iter().rev() {
+            match self.f.inst(v).op {
+                Op::Barrier(fence, _) if fence.exec == Scope::None => {
+                    b.spaces = b.spaces.union(fence.spaces);
+                    b.mem = b.mem.max(fence.mem);
+                }
+                // Constants the call's arguments needed; anything else ends the run of fences.
+                Op::Const(_) => {}
+                _ => break,
+            }
+        }
+        b
+    }
+
+    /// Component `axis` of a three-component builtin variable.
+    fn builtin_var_axis(&mut self, bv: BuiltinVar, axis: u8, span: Span) -> Value {
+        match bv {
+            BuiltinVar::Vec3(make) => self.builtin(make(axis), span),
+            _ => self.axis_builtin(AxisBuiltin::GlobalId, axis as i64, span),
         }
     }
 
@@ -489,6 +523,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let space = MemSpace::Constant;
                     let base = self.global_place(global, &elem, space, span);
                     return self.sub_place(base, fname, span);
+                }
+                // A member of a GLSL interface block with an instance name: `buf.data`.
+                if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
+                    if let Some(GlobalBinding::Mem { global, ty }) = global_binding(self.cx, &format!("{}.{fname}", self.cx.text(arg))) {
+                        let space = self.cx.module.global(global).space;
+                        return Some(self.global_place(global, &ty, space, span));
+                    }
                 }
                 let base = if arrow { self.deref(arg, span)? } else { self.place(arg)? };
                 self.sub_place(base, fname, span)
@@ -1032,6 +1073,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             };
             let ty = if b.reduce.is_some() { Type::I32 } else { Type::Void };
+            let b = self.with_preceding_fences(b);
             let v = self.emit(Op::Barrier(b, pred), ty, span);
             return if ty == Type::Void { RV { vals: Vec::new(), ty: SrcType::Void } } else { self.scalar(v) };
         }
@@ -1089,6 +1131,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         if let Some(op) = d.atomic(name) {
             return self.atomic_call(op, args, call, span);
+        }
+        if let Some(access) = d.image_function(name) {
+            if let Some(rv) = self.image_call(access, args, span) {
+                return rv;
+            }
         }
         if let Some(w) = d.wave_op(name) {
             let skip = if d.wave_mask_first { 1 } else { 0 };
@@ -1522,22 +1569,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         } else {
             self.place(dest)
         };
-        let Some(Place::Mem { space, root, base, offsets, ty }) = place else {
+        let Some(place @ Place::Mem { .. }) = place else {
             let what = format!("the atomic on `{}`", self.cx.text(dest));
             let v = self.unmodelled(call, what, Vec::new(), span);
             return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
         };
-        let t = ty.scalar(&self.cx.structs);
         let operand_count = if op == AtomicOp::CompareExchange { 2 } else if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && !self.cx.d.atomic_dest_is_pointer { 0 } else { 1 };
-        let mut operands = Vec::new();
-        for &a in args.iter().skip(1).take(operand_count) {
-            let rv = self.expr(a);
-            if let Some(&v) = rv.vals.first() {
-                operands.push(self.convert(v, t, span));
-            }
-        }
-        let idx = self.offset(base, offsets.first().unwrap_or(0), span);
-        let old = self.emit(Op::Atomic(op, mem_ref(space, root, idx), operands), t, span);
+        let operands: Vec<Node<'t>> = args.iter().skip(1).take(operand_count).copied().collect();
+        let old = self.atomic_at(op, place, &operands, span);
         // HLSL returns the original value through a trailing out argument.
         if !self.cx.d.atomic_dest_is_pointer {
             if let Some(&out) = args.get(1 + operand_count) {
@@ -1548,6 +1587,43 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         self.scalar(old)
+    }
+
+    /// An atomic read-modify-write of the first cell of `place`; returns the old value.
+    fn atomic_at(&mut self, op: AtomicOp, place: Place, operand_nodes: &[Node<'t>], span: Span) -> Value {
+        let Place::Mem { space, root, base, offsets, ty } = place else { unreachable!("atomics address memory") };
+        let t = ty.scalar(&self.cx.structs);
+        let mut operands = Vec::new();
+        for &a in operand_nodes {
+            let rv = self.expr(a);
+            if let Some(&v) = rv.vals.first() {
+                operands.push(self.convert(v, t, span));
+            }
+        }
+        let idx = self.offset(base, offsets.first().unwrap_or(0), span);
+        self.emit(Op::Atomic(op, mem_ref(space, root, idx), operands), t, span)
+    }
+
+    /// `imageLoad(image, coordinate)`, `imageStore(image, coordinate, value)`,
+    /// `imageAtomicAdd(image, coordinate, value)`: the texel's place as a
+    /// resource subscript gives it. None when the image is not a known resource.
+    fn image_call(&mut self, access: ImageAccess, args: &[Node<'t>], span: Span) -> Option<RV> {
+        let (&image, &coordinate) = (args.first()?, args.get(1)?);
+        let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(image)) else { return None };
+        let coordinate = self.expr(coordinate);
+        let texel = self.resource_element(global, kind, &elem, writable, &coordinate, span);
+        Some(match access {
+            ImageAccess::Load => self.read_place(&texel, span),
+            ImageAccess::Store => {
+                let value = self.expr(*args.get(2)?);
+                self.assign(&texel, &value, span, None);
+                RV { vals: Vec::new(), ty: SrcType::Void }
+            }
+            ImageAccess::Atomic(op) => {
+                let old = self.atomic_at(op, texel, &args[2..], span);
+                self.scalar(old)
+            }
+        })
     }
 
     fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {

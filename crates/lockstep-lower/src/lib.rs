@@ -1,6 +1,6 @@
-//! Lowers HLSL, CUDA and OpenCL C to the kernel IR.
+//! Lowers HLSL, CUDA, OpenCL C and GLSL compute shaders to the kernel IR.
 //!
-//! One lowering serves every C-family language: both grammars share the
+//! One lowering serves every C-family language: the grammars share the
 //! tree-sitter C/C++ node shapes, and everything language-specific (barrier
 //! intrinsics, builtins, address-space keywords, resource types) comes from
 //! a [`dialect::Dialect`] table. Helper functions are inlined at each call
@@ -27,10 +27,11 @@ pub enum Lang {
     Hlsl,
     Cuda,
     OpenCl,
+    Glsl,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 3] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl];
+    pub const ALL: [Lang; 4] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Glsl];
 
     /// The name `--lang` takes.
     pub fn name(self) -> &'static str {
@@ -48,6 +49,7 @@ impl Lang {
             "hlsl" | "hlsli" | "fx" | "fxh" | "csh" => Some(Lang::Hlsl),
             "cu" | "cuh" => Some(Lang::Cuda),
             "cl" => Some(Lang::OpenCl),
+            "comp" | "glsl" => Some(Lang::Glsl),
             _ => None,
         }
     }
@@ -57,6 +59,7 @@ impl Lang {
             "hlsl" => Some(Lang::Hlsl),
             "cuda" | "cu" => Some(Lang::Cuda),
             "opencl" | "cl" => Some(Lang::OpenCl),
+            "glsl" | "comp" => Some(Lang::Glsl),
             _ => None,
         }
     }
@@ -66,6 +69,7 @@ impl Lang {
             Lang::Hlsl => &dialect::HLSL,
             Lang::Cuda => &dialect::CUDA,
             Lang::OpenCl => &dialect::OPENCL,
+            Lang::Glsl => &dialect::GLSL,
         }
     }
 
@@ -74,6 +78,7 @@ impl Lang {
             Lang::Hlsl => lockstep_syntax::Grammar::Hlsl,
             // OpenCL C is C; its keywords reach the C++ grammar as CUDA words.
             Lang::Cuda | Lang::OpenCl => lockstep_syntax::Grammar::Cuda,
+            Lang::Glsl => lockstep_syntax::Grammar::Glsl,
         }
     }
 }
@@ -81,9 +86,20 @@ impl Lang {
 /// Extensions of GPU shader and kernel files lockstep does not read yet;
 /// a directory walk counts them as skipped rather than ignoring them.
 pub const UNREAD_EXTENSIONS: &[&str] = &[
-    "comp", "glsl", "frag", "vert", "geom", "tesc", "tese", "mesh", "task", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall",
+    "frag", "vert", "geom", "tesc", "tese", "mesh", "task", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall",
     "spv", "spvasm", "metal", "wgsl", "ptx", "amdgcn", "dxil",
 ];
+
+/// Whether GLSL source declares a compute shader's group size
+/// (`layout(local_size_x = …) in;`): a `.glsl` file may hold any stage.
+pub fn declares_compute_layout(text: &str) -> bool {
+    text.match_indices("layout").any(|(at, word)| {
+        let rest = text[at + word.len()..].trim_start();
+        let Some(args) = rest.strip_prefix('(') else { return false };
+        let Some((inside, after)) = args.split_once(')') else { return false };
+        inside.contains("local_size_") && after.trim_start().starts_with("in")
+    })
+}
 
 /// Whether `path` is a GPU source lockstep does not read (by extension).
 pub fn is_unread_gpu_source(path: &std::path::Path) -> bool {
@@ -168,7 +184,11 @@ fn compile_inner(
 ) -> Compiled {
     let predefined = lang.dialect().predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
     let defines = predefined.chain(options.defines.iter().cloned()).collect();
-    let pp_options = lockstep_preprocess::Options { defines, include_dirs: options.include_dirs.clone() };
+    let pp_options = lockstep_preprocess::Options {
+        defines,
+        include_dirs: options.include_dirs.clone(),
+        ignored_directives: lang.dialect().ignored_directives,
+    };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
     let modelled = lang.dialect().modelled_headers;
@@ -398,7 +418,7 @@ fn first_error(n: lockstep_syntax::Node) -> ((u32, u32), String) {
 fn next_top_level_start(text: &str) -> Option<usize> {
     const STARTS: &[&str] = &[
         "__global__", "__device__", "__host__", "extern ", "template", "static ", "struct ", "void ", "inline ", "[numthreads",
-        "[Numthreads", "cbuffer ", "groupshared ", "RWStructuredBuffer", "StructuredBuffer", "#",
+        "[Numthreads", "cbuffer ", "groupshared ", "RWStructuredBuffer", "StructuredBuffer", "layout", "#",
     ];
     let mut offset = 0;
     for (i, line) in text.split_inclusive('\n').enumerate() {

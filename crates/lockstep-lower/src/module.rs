@@ -635,6 +635,13 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
+            EntryMarker::FunctionNamed(_) => {}
+        }
+    }
+    if let EntryMarker::FunctionNamed(entry) = ctx.d.entry_marker {
+        is_entry = function_name(ctx, def).is_some_and(|name| name == entry);
+        if is_entry {
+            layout_group_size(ctx, def, &mut info);
         }
     }
     if !is_entry {
@@ -657,6 +664,47 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
         info.grid_size = grid.map(Some);
     }
     Some(info)
+}
+
+/// The group size that `layout(local_size_x = 64, …) in;` declarations at
+/// file level give: an axis not named is 1 thread wide, one given by a
+/// specialization constant (`local_size_x_id = 0`) is unknown.
+fn layout_group_size<'t>(ctx: &Ctx<'t>, def: Node<'t>, info: &mut EntryInfo) {
+    let Some(axes) = ctx.d.group_size_layout else { return };
+    let mut root = def;
+    while let Some(parent) = root.parent() {
+        root = parent;
+    }
+    let mut extent = [Some(1u32); 3];
+    let mut declared = false;
+    let mut c = root.walk();
+    for item in root.named_children(&mut c).filter(|n| ctx.kind(*n) == "qualifier_declaration") {
+        let mut stack = vec![item];
+        while let Some(n) = stack.pop() {
+            if ctx.kind(n) != "qualifier" {
+                let mut cc = n.walk();
+                stack.extend(n.named_children(&mut cc));
+                continue;
+            }
+            let Some(key) = n.named_child(0).map(|k| ctx.text(k)) else { continue };
+            let value = n.named_child(1).and_then(|v| ctx.const_int(v));
+            for (axis, name) in axes.iter().enumerate() {
+                if key == *name {
+                    extent[axis] = value.map(|v| v.max(1) as u32);
+                    declared = true;
+                } else if key.strip_prefix(name) == Some("_id") {
+                    extent[axis] = None;
+                    declared = true;
+                }
+            }
+        }
+    }
+    if declared {
+        info.group_extent = extent;
+        if let [Some(x), Some(y), Some(z)] = extent {
+            info.group_size = Some([x, y, z]);
+        }
+    }
 }
 
 fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_entry: &mut bool) {
@@ -747,7 +795,8 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
             }
             "enum_specifier" => enum_constants(ctx, item),
             k if k.contains("cbuffer") || k.contains("tbuffer") => cbuffer(ctx, item),
-            "expression_statement" => {}
+            // Read where the entry point is (`layout_group_size`).
+            "expression_statement" | "qualifier_declaration" => {}
             _ => {
                 // Forks may wrap items (e.g. attributes + declaration); look inside.
                 if item.named_child_count() > 0 && !item.is_error() && ctx.kind(item) != "comment" {
@@ -806,6 +855,11 @@ const MAX_TEXTURE_WIDTH: u32 = 16384;
 
 /// A module-level `declaration`: shared/device memory, resources, constants.
 fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+    let mut c = n.walk();
+    let block = n.named_children(&mut c).find(|x| ctx.kind(*x) == "field_declaration_list");
+    if let Some(block) = block {
+        return interface_block(ctx, n, block);
+    }
     let Some(type_node) = n.field(ctx.fields.ty) else { return };
     let words = decl_words(ctx, n);
     let is_static = words.contains(&"static");
@@ -865,6 +919,51 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         } else {
             // CUDA host-side globals are not visible to kernels; record them as device memory.
             let g = ctx.add_global(&name, GlobalKind::DeviceVar, MemSpace::Device, &ty, coherent, span);
+            ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
+        }
+    }
+}
+
+/// A GLSL interface block, `buffer B { float data[]; } inst;`: each member
+/// is one allocation in the block's space (its qualifier: `buffer`, `uniform`,
+/// `shared`), named `data` when the block has no instance name and
+/// `inst.data` when it has one.
+fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
+    let words = decl_words(ctx, n);
+    let Some(space) = words.iter().find_map(|w| ctx.d.space_qualifier(w)) else {
+        ctx.warn("unsupported", n, "an interface block without `buffer`, `uniform` or `shared`".into());
+        return;
+    };
+    let coherent = words.iter().any(|w| ctx.d.coherent_qualifiers.contains(w));
+    let mut c = n.walk();
+    let after_block: Vec<Node<'t>> = n.named_children(&mut c).skip_while(|x| x.id() != block.id()).skip(1).collect();
+    let instance = match after_block.as_slice() {
+        [] => None,
+        [name] if ctx.kind(*name) == "identifier" => Some(ctx.text(*name)),
+        [array, ..] => {
+            ctx.warn("unsupported", *array, "arrays of interface blocks".into());
+            return;
+        }
+    };
+    let kind = match space {
+        MemSpace::Shared => GlobalKind::GroupShared,
+        MemSpace::Constant => GlobalKind::Constant,
+        _ => GlobalKind::Uav,
+    };
+    let mut c = block.walk();
+    let members: Vec<Node<'t>> = block.named_children(&mut c).filter(|m| ctx.kind(*m) == "field_declaration").collect();
+    for member in members {
+        let Some(t) = member.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) else { continue };
+        let mut cc = member.walk();
+        let decls: Vec<_> = member.fields(ctx.fields.declarator, &mut cc).collect();
+        for d in decls {
+            let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) else { continue };
+            let name = match instance {
+                Some(instance) => format!("{instance}.{name}"),
+                None => name,
+            };
+            let span = ctx.span(d);
+            let g = ctx.add_global(&name, kind.clone(), space, &ty, coherent, span);
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
         }
     }

@@ -49,6 +49,9 @@ pub struct Options {
     pub defines: Vec<(String, Option<String>)>,
     /// `-I` directories, searched in order.
     pub include_dirs: Vec<PathBuf>,
+    /// Directives of the language that say nothing the analyses need
+    /// (GLSL's `#version`, `#extension`): dropped without a warning.
+    pub ignored_directives: &'static [&'static str],
 }
 
 /// Reads included files; tests supply an in-memory one.

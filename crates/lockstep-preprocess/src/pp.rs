@@ -592,6 +592,7 @@ impl<'a> Preprocessor<'a> {
                     self.last_from_macro = false;
                 }
             }
+            _ if self.options.ignored_directives.contains(&kw) => {}
             _ => self.diagnostics.push(warning(
                 "unknown-directive",
                 name.span,

@@ -68,6 +68,14 @@ fn error_warning_and_unknown_directives() {
 }
 
 #[test]
+fn directives_the_language_ignores_are_dropped_without_a_warning() {
+    let options = Options { ignored_directives: &["version", "extension"], ..Options::default() };
+    let r = run_with("#version 450\n#extension GL_KHR_shader_subgroup_basic : enable\nx\n#frobnicate\n", &[], &options);
+    assert_eq!(r.text(), "\n\nx\n\n");
+    assert_eq!(r.rules(), ["unknown-directive"]);
+}
+
+#[test]
 fn pragmas_are_kept_verbatim_except_once() {
     let r = run("#pragma once\n#pragma unroll(4)\n  #  pragma   warning(disable: 3571)\nx\n");
     assert_eq!(r.text(), "\n#pragma unroll(4)\n  #  pragma   warning(disable: 3571)\nx\n");

@@ -8,7 +8,7 @@ use lockstep_preprocess::Options;
 use lockstep_source::Span;
 
 fn with_include_dir(dir: &str) -> Options {
-    Options { defines: vec![], include_dirs: vec![PathBuf::from(dir)] }
+    Options { defines: vec![], include_dirs: vec![PathBuf::from(dir)], ignored_directives: &[] }
 }
 
 #[test]

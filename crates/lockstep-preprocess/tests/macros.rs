@@ -136,6 +136,7 @@ fn command_line_defines() {
             ("SQ(x)".into(), Some("x*x".into())),
         ],
         include_dirs: vec![],
+        ignored_directives: &[],
     };
     let r = run_with(
         "__HLSL_VERSION DEBUG [EMPTY] SQ(3)\n#if __HLSL_VERSION >= 2021 && DEBUG\nnew\n#endif\n",

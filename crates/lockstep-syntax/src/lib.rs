@@ -15,6 +15,7 @@ pub use tree_sitter::{Node, Tree, TreeCursor};
 pub enum Grammar {
     Hlsl,
     Cuda,
+    Glsl,
 }
 
 /// Parses text with the grammar; `None` only if tree-sitter gives up (cancellation).
@@ -37,9 +38,11 @@ pub struct Syntax {
 pub fn syntax(grammar: Grammar) -> &'static Syntax {
     static HLSL: OnceLock<Syntax> = OnceLock::new();
     static CUDA: OnceLock<Syntax> = OnceLock::new();
+    static GLSL: OnceLock<Syntax> = OnceLock::new();
     match grammar {
         Grammar::Hlsl => HLSL.get_or_init(|| Syntax::new(tree_sitter_lockstep_hlsl::LANGUAGE.into())),
         Grammar::Cuda => CUDA.get_or_init(|| Syntax::new(tree_sitter_cuda::LANGUAGE.into())),
+        Grammar::Glsl => GLSL.get_or_init(|| Syntax::new(tree_sitter_lockstep_glsl::LANGUAGE.into())),
     }
 }
 

@@ -1,0 +1,35 @@
+//! Parses GLSL compute-shader snippets with the forked grammar.
+
+use tree_sitter::{Node, Parser, Tree};
+
+fn parse(src: &str) -> Tree {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_lockstep_glsl::LANGUAGE.into()).expect("load GLSL grammar");
+    parser.parse(src, None).expect("parse")
+}
+
+fn top_level_kinds(tree: &Tree) -> Vec<String> {
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    root.named_children(&mut cursor).map(|n: Node| n.kind().to_string()).collect()
+}
+
+#[test]
+fn a_compute_layout_is_a_qualifier_declaration_and_keeps_the_next_declaration() {
+    let src = "layout(local_size_x = 64, local_size_y_id = 1) in;\nshared float tile[64];\nvoid main() { barrier(); }\n";
+    let tree = parse(src);
+    assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+    assert_eq!(top_level_kinds(&tree), ["qualifier_declaration", "declaration", "function_definition"]);
+}
+
+#[test]
+fn interface_blocks_parse_with_and_without_an_instance_name() {
+    let src = "layout(std430, binding = 0) coherent buffer Data { float data[]; } buf;\n\
+               layout(std430, binding = 1) readonly buffer In { uint values[]; };\n\
+               layout(push_constant) uniform Params { uint n; } pc;\n\
+               layout(std430, binding = 2) restrict buffer R { float r[]; };\n\
+               layout(std430, binding = 3) volatile coherent buffer V { uint v[]; };\n";
+    let tree = parse(src);
+    assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+    assert_eq!(top_level_kinds(&tree), ["declaration"; 5]);
+}
