@@ -1,4 +1,7 @@
-//! Lowers HLSL, CUDA and OpenCL C to the kernel IR.
+//! Lowers HLSL, CUDA, OpenCL C and WGSL to the kernel IR.
+//!
+//! WGSL comes through naga's front end and its IR ([`wgsl`]); the C-family
+//! languages through tree-sitter and the lowering described below.
 //!
 //! One lowering serves every C-family language: both grammars share the
 //! tree-sitter C/C++ node shapes, and everything language-specific (barrier
@@ -14,6 +17,7 @@ mod srctype;
 mod ssa;
 mod stmt;
 mod template;
+mod wgsl;
 
 use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
@@ -27,14 +31,16 @@ pub enum Lang {
     Hlsl,
     Cuda,
     OpenCl,
+    /// Read through naga, not tree-sitter: it has no dialect table or grammar.
+    Wgsl,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 3] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl];
+    pub const ALL: [Lang; 4] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Wgsl];
 
     /// The name `--lang` takes.
     pub fn name(self) -> &'static str {
-        self.dialect().name
+        self.dialect().map_or("wgsl", |d| d.name)
     }
 
     /// Every language's `--lang` name, as `hlsl|cuda|…`.
@@ -48,6 +54,7 @@ impl Lang {
             "hlsl" | "hlsli" | "fx" | "fxh" | "csh" => Some(Lang::Hlsl),
             "cu" | "cuh" => Some(Lang::Cuda),
             "cl" => Some(Lang::OpenCl),
+            "wgsl" => Some(Lang::Wgsl),
             _ => None,
         }
     }
@@ -57,23 +64,37 @@ impl Lang {
             "hlsl" => Some(Lang::Hlsl),
             "cuda" | "cu" => Some(Lang::Cuda),
             "opencl" | "cl" => Some(Lang::OpenCl),
+            "wgsl" => Some(Lang::Wgsl),
             _ => None,
         }
     }
 
-    pub fn dialect(self) -> &'static dialect::Dialect {
+    /// The dialect table of a C-family language; None for WGSL, which is
+    /// lowered from naga's IR.
+    pub fn dialect(self) -> Option<&'static dialect::Dialect> {
         match self {
-            Lang::Hlsl => &dialect::HLSL,
-            Lang::Cuda => &dialect::CUDA,
-            Lang::OpenCl => &dialect::OPENCL,
+            Lang::Hlsl => Some(&dialect::HLSL),
+            Lang::Cuda => Some(&dialect::CUDA),
+            Lang::OpenCl => Some(&dialect::OPENCL),
+            Lang::Wgsl => None,
         }
     }
 
-    pub fn grammar(self) -> lockstep_syntax::Grammar {
+    /// The dialect table and grammar of a language read through tree-sitter.
+    pub(crate) fn c_family(self) -> (&'static dialect::Dialect, lockstep_syntax::Grammar) {
+        match (self.dialect(), self.grammar()) {
+            (Some(d), Some(g)) => (d, g),
+            _ => unreachable!("WGSL is lowered from naga's IR, never through tree-sitter"),
+        }
+    }
+
+    /// The tree-sitter grammar of a C-family language; None for WGSL.
+    pub fn grammar(self) -> Option<lockstep_syntax::Grammar> {
         match self {
-            Lang::Hlsl => lockstep_syntax::Grammar::Hlsl,
+            Lang::Hlsl => Some(lockstep_syntax::Grammar::Hlsl),
             // OpenCL C is C; its keywords reach the C++ grammar as CUDA words.
-            Lang::Cuda | Lang::OpenCl => lockstep_syntax::Grammar::Cuda,
+            Lang::Cuda | Lang::OpenCl => Some(lockstep_syntax::Grammar::Cuda),
+            Lang::Wgsl => None,
         }
     }
 }
@@ -82,7 +103,7 @@ impl Lang {
 /// a directory walk counts them as skipped rather than ignoring them.
 pub const UNREAD_EXTENSIONS: &[&str] = &[
     "comp", "glsl", "frag", "vert", "geom", "tesc", "tese", "mesh", "task", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall",
-    "spv", "spvasm", "metal", "wgsl", "ptx", "amdgcn", "dxil",
+    "spv", "spvasm", "metal", "ptx", "amdgcn", "dxil",
 ];
 
 /// Whether `path` is a GPU source lockstep does not read (by extension).
@@ -166,12 +187,15 @@ fn compile_inner(
     loader: &dyn lockstep_preprocess::FileLoader,
     sink: Option<&mut KernelSink>,
 ) -> Compiled {
-    let predefined = lang.dialect().predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
+    if lang == Lang::Wgsl {
+        return wgsl_file(db, file, options, sink);
+    }
+    let predefined = lang.c_family().0.predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
     let defines = predefined.chain(options.defines.iter().cloned()).collect();
     let pp_options = lockstep_preprocess::Options { defines, include_dirs: options.include_dirs.clone() };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
-    let modelled = lang.dialect().modelled_headers;
+    let modelled = lang.c_family().0.modelled_headers;
     diagnostics.retain(|d| {
         let quiet = |h: &str| d.message.ends_with(&format!("<{h}>"));
         // A standard library header declares host code and types the front end knows.
@@ -241,6 +265,13 @@ fn compile_inner(
     }
 }
 
+/// Lowers a WGSL file, keeping its kernels in the module when there is no sink.
+fn wgsl_file(db: &mut lockstep_source::SourceDb, file: FileId, options: &Options, sink: Option<&mut KernelSink>) -> Compiled {
+    let mut compiled = wgsl::compile(db, file, options, sink);
+    compiled.diagnostics = one_note_per_construct(compiled.diagnostics);
+    compiled
+}
+
 /// The C and C++ standard library's headers.
 const STANDARD_HEADERS: &[&str] = &[
     "algorithm", "array", "atomic", "bitset", "cassert", "cctype", "cfloat", "chrono", "climits", "cmath", "complex", "condition_variable",
@@ -288,14 +319,14 @@ fn parse_isolating_errors(
     map: lockstep_preprocess::SourceMap,
 ) -> (String, lockstep_preprocess::SourceMap, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
     if let Some((compact, compact_map)) = map.remove(&text, &parser_cuts(lang, &text, Blanks::Cut)) {
-        if let Some(tree) = lockstep_syntax::parse(lang.grammar(), &compact).filter(|t| !t.root_node().has_error()) {
+        if let Some(tree) = lockstep_syntax::parse(lang.c_family().1, &compact).filter(|t| !t.root_node().has_error()) {
             return (compact, compact_map, Some(tree), Vec::new());
         }
     }
     let mut skipped = Vec::new();
     let (mut text, mut map) = without_host_bodies(lang, text, map);
     for _ in 0..16 {
-        let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, map, None, skipped) };
+        let Some(tree) = lockstep_syntax::parse(lang.c_family().1, &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
             return (text, map, Some(tree), skipped);
@@ -319,7 +350,7 @@ fn parse_isolating_errors(
         skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
         (text, map) = without_host_bodies(lang, text, map);
     }
-    let tree = lockstep_syntax::parse(lang.grammar(), &text);
+    let tree = lockstep_syntax::parse(lang.c_family().1, &text);
     (text, map, tree, skipped)
 }
 
@@ -340,7 +371,7 @@ enum Blanks {
 /// longer yields spurious parse errors. Host functions that kept code names
 /// are kept; a call the scanner could not see lowers to an empty body.
 fn parser_cuts(lang: Lang, text: &str, blanks: Blanks) -> Vec<std::ops::Range<usize>> {
-    let host = if lang.dialect().host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
+    let host = if lang.c_family().0.host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
     match blanks {
         Blanks::Cut => lockstep_syntax::union_of_ranges(&lockstep_syntax::redundant_whitespace(text), &host),
         Blanks::Keep => host,
