@@ -1298,16 +1298,30 @@ fn expression_name(m: &naga::Module, fun: &naga::Function, h: Handle<naga::Expre
     }
 }
 
+/// A naga expression or statement lockstep does not model, as WGSL names it.
+fn wgsl_name(kind: &str) -> String {
+    let name = match kind {
+        "ImageStore" => "`textureStore`",
+        "ImageLoad" => "`textureLoad`",
+        "ImageSample" => "`textureSample`",
+        "ImageQuery" => "a texture query (`textureDimensions`, …)",
+        "ImageAtomic" => "a texture atomic",
+        "Derivative" => "a derivative (`dpdx`, …)",
+        "SubgroupBallot" => "`subgroupBallot`",
+        "RayQuery" | "RayQueryGetIntersection" | "RayQueryVertexPositions" => "a ray query",
+        other => return format!("the WGSL construct naga calls `{other}`"),
+    };
+    name.to_string()
+}
+
 fn expression_kind(e: &naga::Expression) -> String {
     let debug = format!("{e:?}");
-    let kind = debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("expression");
-    format!("the naga expression `{kind}`")
+    wgsl_name(debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("expression"))
 }
 
 fn statement_name(s: &naga::Statement) -> String {
     let debug = format!("{s:?}");
-    let kind = debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("statement");
-    format!("the naga statement `{kind}`")
+    wgsl_name(debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("statement"))
 }
 
 /// The expression a statement lockstep does not model defines, if any.
