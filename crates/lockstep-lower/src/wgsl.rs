@@ -60,7 +60,7 @@ pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut
         if ep.stage != naga::ShaderStage::Compute {
             continue;
         }
-        let cx = Cx { m: &parsed, info: &info, file, globals: &globals };
+        let cx = Cx { m: &parsed, info: &info, file, text: &text, globals: &globals };
         // naga keeps no span for an entry point: its `fn name` in the text stands for it.
         let at = text.find(&format!("fn {}", ep.name)).unwrap_or(0) as u32;
         let span = Span::new(file, at, at + 3 + ep.name.len() as u32);
@@ -202,6 +202,7 @@ struct Cx<'m> {
     m: &'m naga::Module,
     info: &'m ModuleInfo,
     file: FileId,
+    text: &'m str,
     globals: &'m [GlobalSlot],
 }
 
@@ -357,6 +358,16 @@ impl<'m> KernelLowerer<'m> {
                 let s = self.int(Type::U32, stride as i64, span);
                 self.emit(Op::Binary(BinOp::Mul, index, s), Type::U32, span)
             }
+        }
+    }
+
+    /// naga's span of a call statement covers the function's name; a barrier
+    /// is reported (and removed by `--fix`) as the whole call, `()` included.
+    fn with_call_parentheses(&self, span: Span) -> Span {
+        let rest = &self.cx.text[span.hi as usize..];
+        match rest.trim_start().starts_with('(').then(|| rest.find(')')).flatten() {
+            Some(close) => Span::new(span.file, span.lo, span.hi + close as u32 + 1),
+            None => span,
         }
     }
 
@@ -675,10 +686,10 @@ impl<'m> KernelLowerer<'m> {
             }
             S::Kill => self.terminate(Terminator::Discard, span, Some(ExitKind::Discard)),
             S::ControlBarrier(flags) => {
-                self.emit(Op::Barrier(barrier(*flags, true), None), Type::Void, span);
+                self.emit(Op::Barrier(barrier(*flags, true), None), Type::Void, self.with_call_parentheses(span));
             }
             S::MemoryBarrier(flags) => {
-                self.emit(Op::Barrier(barrier(*flags, false), None), Type::Void, span);
+                self.emit(Op::Barrier(barrier(*flags, false), None), Type::Void, self.with_call_parentheses(span));
             }
             S::Store { pointer, value } => {
                 let Pointee { types, atomic } = self.pointee(*pointer);
