@@ -29,7 +29,7 @@ fn main() {
     let mut n = 0;
     for _ in 0..reps {
         n += match mode {
-            "parse" => lockstep_syntax::parse(lang.grammar(), &text).map(|t| t.root_node().child_count() as usize).unwrap_or(0),
+            "parse" => lockstep_syntax::parse(lang.grammar().expect("a tree-sitter language"), &text).map(|t| t.root_node().child_count() as usize).unwrap_or(0),
             "pp" => {
                 let mut db = lockstep_source::SourceDb::new();
                 let file = db.add(path, text.clone());
@@ -40,7 +40,7 @@ fn main() {
                 let mut db = lockstep_source::SourceDb::new();
                 let file = db.add(path, text.clone());
                 let out = lockstep_preprocess::preprocess(&mut db, file, &Default::default(), &lockstep_preprocess::FsLoader);
-                lockstep_syntax::parse(lang.grammar(), &out.text).map(|t| t.root_node().child_count() as usize).unwrap_or(0)
+                lockstep_syntax::parse(lang.grammar().expect("a tree-sitter language"), &out.text).map(|t| t.root_node().child_count() as usize).unwrap_or(0)
             }
             "div" => check_file_with(path, lang, &Options::default(), CheckOptions { dead_barriers: None, races: false, ..CheckOptions::default() }).unwrap().diagnostics.len(),
             "dbe" => check_file_with(path, lang, &Options::default(), CheckOptions { races: false, ..CheckOptions::default() }).unwrap().diagnostics.len(),

@@ -66,7 +66,7 @@ fn main() {
         parallel(paths, |p| {
             let text = std::fs::read_to_string(p).unwrap();
             let lang = Lang::from_path(p).unwrap();
-            lockstep_syntax::parse(lang.grammar(), &text).map(|t| t.root_node().child_count()).unwrap_or(0)
+            lockstep_syntax::parse(lang.grammar().expect("a tree-sitter language"), &text).map(|t| t.root_node().child_count()).unwrap_or(0)
         })
         .len()
     };
@@ -76,7 +76,7 @@ fn main() {
             let file = db.add(p, std::fs::read_to_string(p).unwrap());
             let out = lockstep_preprocess::preprocess(&mut db, file, &Default::default(), &lockstep_preprocess::FsLoader);
             let lang = Lang::from_path(p).unwrap();
-            lockstep_syntax::parse(lang.grammar(), &out.text).map(|t| t.root_node().child_count()).unwrap_or(0)
+            lockstep_syntax::parse(lang.grammar().expect("a tree-sitter language"), &out.text).map(|t| t.root_node().child_count()).unwrap_or(0)
         })
         .len()
     };

@@ -38,7 +38,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Language of the inputs, instead of guessing from the extension: hlsl (.hlsl .hlsli .fx .fxh .csh),
-    /// cuda (.cu .cuh), opencl (.cl), glsl (.comp, and .glsl with a compute layout).
+    /// cuda (.cu .cuh), opencl (.cl), glsl (.comp, and .glsl with a compute layout), wgsl (.wgsl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
     /// Apply machine-applicable fixes (files with syntax errors are left alone).

@@ -110,3 +110,51 @@ fn glsl_shared_fence_in_place_of_the_first_barrier_races_at_run_time() {
     let found = findings(&db, &o);
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":15")), "{found:?}");
 }
+
+const REDUCE_WGSL: &str = r#"var<workgroup> tile: array<u32, 64>;
+@group(0) @binding(0) var<storage, read> data: array<u32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<u32>;
+@group(0) @binding(2) var<storage, read_write> total: atomic<u32>;
+
+fn halve(s: u32) -> u32 {
+    return s >> 1u;
+}
+
+@compute @workgroup_size(64)
+fn reduce(@builtin(local_invocation_index) lid: u32, @builtin(global_invocation_id) gid: vec3<u32>,
+          @builtin(workgroup_id) wg: vec3<u32>) {
+    tile[lid] = data[gid.x];
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s = halve(s)) {
+        if (lid < s) {
+            tile[lid] += tile[lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        sums[wg.x] = tile[0];
+        atomicAdd(&total, tile[0]);
+    }
+}
+"#;
+
+#[test]
+fn wgsl_reduction_sums_each_group() {
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [4, 1, 1], scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("reduce.wgsl", Lang::Wgsl, REDUCE_WGSL, "reduce", REDUCE_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..4u32).map(|g| (g * 64 + 1..=g * 64 + 64).sum()).collect();
+        assert_eq!(o.buffer("sums").unwrap().u32s(), want);
+        assert_eq!(o.buffer("total").unwrap().u32s(), vec![(1..=256u32).sum::<u32>()]);
+    }
+}
+
+#[test]
+fn wgsl_storage_barrier_in_place_of_the_first_barrier_races_at_run_time() {
+    let src = REDUCE_WGSL.replacen("workgroupBarrier();", "storageBarrier();", 1);
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("reduce.wgsl", Lang::Wgsl, &src, "reduce", REDUCE_LAUNCH, config);
+    let found = findings(&db, &o);
+    assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
+}

@@ -141,6 +141,11 @@ fn glsl_fixtures() {
 }
 
 #[test]
+fn wgsl_fixtures() {
+    run_dir("wgsl");
+}
+
+#[test]
 fn harness_reports_missing_and_unexpected_diagnostics() {
     let dir = std::env::temp_dir().join(format!("lockstep-harness-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -1,4 +1,7 @@
-//! Lowers HLSL, CUDA, OpenCL C and GLSL compute shaders to the kernel IR.
+//! Lowers HLSL, CUDA, OpenCL C, GLSL compute shaders and WGSL to the kernel IR.
+//!
+//! WGSL comes through naga's front end and its IR ([`wgsl`]); the C-family
+//! languages through tree-sitter and the lowering described below.
 //!
 //! One lowering serves every C-family language: the grammars share the
 //! tree-sitter C/C++ node shapes, and everything language-specific (barrier
@@ -14,6 +17,7 @@ mod srctype;
 mod ssa;
 mod stmt;
 mod template;
+mod wgsl;
 
 use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
@@ -28,14 +32,16 @@ pub enum Lang {
     Cuda,
     OpenCl,
     Glsl,
+    /// Read through naga, not tree-sitter: it has no dialect table or grammar.
+    Wgsl,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 4] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Glsl];
+    pub const ALL: [Lang; 5] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Glsl, Lang::Wgsl];
 
     /// The name `--lang` takes.
     pub fn name(self) -> &'static str {
-        self.dialect().name
+        self.dialect().map_or("wgsl", |d| d.name)
     }
 
     /// Every language's `--lang` name, as `hlsl|cuda|…`.
@@ -50,6 +56,7 @@ impl Lang {
             "cu" | "cuh" => Some(Lang::Cuda),
             "cl" => Some(Lang::OpenCl),
             "comp" | "glsl" => Some(Lang::Glsl),
+            "wgsl" => Some(Lang::Wgsl),
             _ => None,
         }
     }
@@ -60,25 +67,39 @@ impl Lang {
             "cuda" | "cu" => Some(Lang::Cuda),
             "opencl" | "cl" => Some(Lang::OpenCl),
             "glsl" | "comp" => Some(Lang::Glsl),
+            "wgsl" => Some(Lang::Wgsl),
             _ => None,
         }
     }
 
-    pub fn dialect(self) -> &'static dialect::Dialect {
+    /// The dialect table of a C-family language; None for WGSL, which is
+    /// lowered from naga's IR.
+    pub fn dialect(self) -> Option<&'static dialect::Dialect> {
         match self {
-            Lang::Hlsl => &dialect::HLSL,
-            Lang::Cuda => &dialect::CUDA,
-            Lang::OpenCl => &dialect::OPENCL,
-            Lang::Glsl => &dialect::GLSL,
+            Lang::Hlsl => Some(&dialect::HLSL),
+            Lang::Cuda => Some(&dialect::CUDA),
+            Lang::OpenCl => Some(&dialect::OPENCL),
+            Lang::Glsl => Some(&dialect::GLSL),
+            Lang::Wgsl => None,
         }
     }
 
-    pub fn grammar(self) -> lockstep_syntax::Grammar {
+    /// The dialect table and grammar of a language read through tree-sitter.
+    pub(crate) fn c_family(self) -> (&'static dialect::Dialect, lockstep_syntax::Grammar) {
+        match (self.dialect(), self.grammar()) {
+            (Some(d), Some(g)) => (d, g),
+            _ => unreachable!("WGSL is lowered from naga's IR, never through tree-sitter"),
+        }
+    }
+
+    /// The tree-sitter grammar of a C-family language; None for WGSL.
+    pub fn grammar(self) -> Option<lockstep_syntax::Grammar> {
         match self {
-            Lang::Hlsl => lockstep_syntax::Grammar::Hlsl,
+            Lang::Hlsl => Some(lockstep_syntax::Grammar::Hlsl),
             // OpenCL C is C; its keywords reach the C++ grammar as CUDA words.
-            Lang::Cuda | Lang::OpenCl => lockstep_syntax::Grammar::Cuda,
-            Lang::Glsl => lockstep_syntax::Grammar::Glsl,
+            Lang::Cuda | Lang::OpenCl => Some(lockstep_syntax::Grammar::Cuda),
+            Lang::Glsl => Some(lockstep_syntax::Grammar::Glsl),
+            Lang::Wgsl => None,
         }
     }
 }
@@ -182,16 +203,19 @@ fn compile_inner(
     loader: &dyn lockstep_preprocess::FileLoader,
     sink: Option<&mut KernelSink>,
 ) -> Compiled {
-    let predefined = lang.dialect().predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
+    if lang == Lang::Wgsl {
+        return wgsl_file(db, file, options, sink);
+    }
+    let predefined = lang.c_family().0.predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
     let defines = predefined.chain(options.defines.iter().cloned()).collect();
     let pp_options = lockstep_preprocess::Options {
         defines,
         include_dirs: options.include_dirs.clone(),
-        ignored_directives: lang.dialect().ignored_directives,
+        ignored_directives: lang.c_family().0.ignored_directives,
     };
     let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
     let mut diagnostics = pp.diagnostics;
-    let modelled = lang.dialect().modelled_headers;
+    let modelled = lang.c_family().0.modelled_headers;
     diagnostics.retain(|d| {
         let quiet = |h: &str| d.message.ends_with(&format!("<{h}>"));
         // A standard library header declares host code and types the front end knows.
@@ -261,6 +285,13 @@ fn compile_inner(
     }
 }
 
+/// Lowers a WGSL file, keeping its kernels in the module when there is no sink.
+fn wgsl_file(db: &mut lockstep_source::SourceDb, file: FileId, options: &Options, sink: Option<&mut KernelSink>) -> Compiled {
+    let mut compiled = wgsl::compile(db, file, options, sink);
+    compiled.diagnostics = one_note_per_construct(compiled.diagnostics);
+    compiled
+}
+
 /// The C and C++ standard library's headers.
 const STANDARD_HEADERS: &[&str] = &[
     "algorithm", "array", "atomic", "bitset", "cassert", "cctype", "cfloat", "chrono", "climits", "cmath", "complex", "condition_variable",
@@ -308,14 +339,14 @@ fn parse_isolating_errors(
     map: lockstep_preprocess::SourceMap,
 ) -> (String, lockstep_preprocess::SourceMap, Option<lockstep_syntax::Tree>, Vec<SkippedRegion>) {
     if let Some((compact, compact_map)) = map.remove(&text, &parser_cuts(lang, &text, Blanks::Cut)) {
-        if let Some(tree) = lockstep_syntax::parse(lang.grammar(), &compact).filter(|t| !t.root_node().has_error()) {
+        if let Some(tree) = lockstep_syntax::parse(lang.c_family().1, &compact).filter(|t| !t.root_node().has_error()) {
             return (compact, compact_map, Some(tree), Vec::new());
         }
     }
     let mut skipped = Vec::new();
     let (mut text, mut map) = without_host_bodies(lang, text, map);
     for _ in 0..16 {
-        let Some(tree) = lockstep_syntax::parse(lang.grammar(), &text) else { return (text, map, None, skipped) };
+        let Some(tree) = lockstep_syntax::parse(lang.c_family().1, &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
             return (text, map, Some(tree), skipped);
@@ -339,7 +370,7 @@ fn parse_isolating_errors(
         skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
         (text, map) = without_host_bodies(lang, text, map);
     }
-    let tree = lockstep_syntax::parse(lang.grammar(), &text);
+    let tree = lockstep_syntax::parse(lang.c_family().1, &text);
     (text, map, tree, skipped)
 }
 
@@ -360,7 +391,7 @@ enum Blanks {
 /// longer yields spurious parse errors. Host functions that kept code names
 /// are kept; a call the scanner could not see lowers to an empty body.
 fn parser_cuts(lang: Lang, text: &str, blanks: Blanks) -> Vec<std::ops::Range<usize>> {
-    let host = if lang.dialect().host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
+    let host = if lang.c_family().0.host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
     match blanks {
         Blanks::Cut => lockstep_syntax::union_of_ranges(&lockstep_syntax::redundant_whitespace(text), &host),
         Blanks::Keep => host,

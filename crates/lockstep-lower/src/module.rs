@@ -63,7 +63,7 @@ pub type LaunchTable = FxHashMap<String, Vec<lockstep_ir::Launch>>;
 /// `text` is the preprocessed text before host bodies are cut, `spans` its map.
 pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable {
     let mut table = LaunchTable::default();
-    if lang.dialect().host_code {
+    if lang.c_family().0.host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
             let template_args = l.template_args.as_deref().map(template::normalized);
@@ -455,11 +455,12 @@ pub fn lower_tree_streaming(
     db: &lockstep_source::SourceDb,
     sink: &mut KernelSink,
 ) -> Compiled {
-    let syntax = lockstep_syntax::syntax(lang.grammar());
+    let (dialect, grammar) = lang.c_family();
+    let syntax = lockstep_syntax::syntax(grammar);
     let mut ctx = Ctx {
         src: text,
         spans,
-        d: lang.dialect(),
+        d: dialect,
         syntax,
         fields: syntax.fields,
         module: Module::default(),

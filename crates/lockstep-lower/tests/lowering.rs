@@ -6,7 +6,7 @@ use lockstep_lower::{lower_tree, FileSpans, Lang, Options};
 use lockstep_source::FileId;
 
 fn lower(lang: Lang, src: &str, options: &Options) -> Module {
-    let tree = lockstep_syntax::parse(lang.grammar(), src).unwrap();
+    let tree = lockstep_syntax::parse(lang.grammar().expect("a tree-sitter language"), src).unwrap();
     assert!(!tree.root_node().has_error(), "test source must parse:\n{src}");
     let out = lower_tree(src, &tree, lang, &FileSpans(FileId(0)), options);
     for f in &out.module.functions {
