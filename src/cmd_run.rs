@@ -125,7 +125,7 @@ pub fn execute(args: &RunArgs) -> ExitCode {
             None => (d.clone(), None),
         })
         .collect();
-    let options = Options { defines, include_dirs: args.include_dirs.clone(), group_size: args.group_size, grid_size: None };
+    let options = Options { defines, include_dirs: args.include_dirs.clone(), group_size: args.group_size, ..Options::default() };
     let compiled = compile(&mut db, file, lang, &options);
     let errors: Vec<_> = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
     if compiled.has_errors || !errors.is_empty() {
