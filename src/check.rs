@@ -596,3 +596,78 @@ pub fn run(args: &CheckArgs) -> ExitCode {
 
 /// The version of the `--format json` document; raised when a field changes meaning or goes away.
 pub const JSON_VERSION: u32 = 1;
+
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// The file whose settings to show (a directory: a file in it); the current directory when absent.
+    pub file: Option<PathBuf>,
+    /// Use this configuration file instead of looking for one.
+    #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
+    pub config: Option<PathBuf>,
+    /// Ignore every configuration file.
+    #[arg(long)]
+    pub isolated: bool,
+}
+
+/// `lockstep config [FILE]`: the effective settings, as `check` would use them for FILE.
+pub fn show_config(args: &ConfigArgs) -> ExitCode {
+    let file = args.file.clone().unwrap_or_else(|| PathBuf::from("."));
+    // Settings are looked up for a file; a directory stands for a file inside it.
+    let probe = if file.is_dir() { file.join("*") } else { file.clone() };
+    let command_line = CommonSettings {
+        lang: None,
+        defines: &[],
+        include_dirs: &[],
+        group_size: None,
+        grid_size: None,
+        dead_barriers: None,
+        assume_calls_safe: false,
+        include_unproven: false,
+        include_benign: false,
+        select: &[],
+        ignore: &[],
+        warn: &[],
+    };
+    let settings = Discovery::new(args.config.as_deref(), args.isolated).and_then(|d| settings_for(&command_line, &d, &probe));
+    let s = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = String::new();
+    let mut line = |k: &str, v: String| out.push_str(&format!("{k:<18} {v}\n"));
+    line("file", file.display().to_string());
+    line("configuration", s.config.as_ref().map_or("none".into(), |c| c.path.display().to_string()));
+    line("excluded", s.config.as_ref().is_some_and(|c| c.excludes(&file)).to_string());
+    line("language", s.lang.map_or("unknown".into(), |l| l.name().to_string()));
+    let defines: Vec<String> = s.options.defines.iter().map(|(n, v)| v.as_ref().map_or(n.clone(), |v| format!("{n}={v}"))).collect();
+    line("defines", defines.join(" "));
+    line("include-dirs", s.options.include_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" "));
+    let sizes = |v: Option<[u32; 3]>| v.map_or("from the source".into(), |[x, y, z]| format!("{x},{y},{z}"));
+    line("group-size", sizes(s.options.group_size));
+    line("grid-size", sizes(s.options.grid_size));
+    for (name, k) in &s.options.kernels {
+        line(&format!("kernel {name}"), format!("group-size {}, grid-size {}", sizes(k.group_size), sizes(k.grid_size)));
+    }
+    line("wave-size", s.options.wave_size.map_or("from the source".into(), |w| w.to_string()));
+    line("dead-barriers", s.checks.dead_barriers.map_or("off".into(), |m| format!("{m:?}").to_lowercase()));
+    line("include-unproven", s.checks.include_unproven.to_string());
+    line("include-benign", s.checks.include_benign.to_string());
+    line("assume-calls-safe", s.checks.assume_calls_safe.to_string());
+    out.push_str("rules\n");
+    for r in lockstep_checks::RULES.iter().chain(lockstep_checks::TOOL_DIAGNOSTICS) {
+        // Rules whose analysis is off are not reported whatever their level.
+        let computed = match r.id {
+            "possible-race" => s.checks.include_unproven,
+            "benign-race" => s.checks.include_benign,
+            "dead-barrier" => s.checks.dead_barriers.is_some(),
+            _ => true,
+        };
+        let level = s.selection.severity(r.id, r.severity).filter(|_| computed).map_or("allow", Severity::as_str);
+        out.push_str(&format!("  {:<44} {level}\n", r.id));
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}

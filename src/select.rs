@@ -109,16 +109,27 @@ impl Selection {
         selected || matches!(self.levels.get(id), Some(Level::Warn | Level::Error))
     }
 
+    /// The severity `id` is reported with, None when it is not reported.
+    pub fn severity(&self, id: &str, default: Severity) -> Option<Severity> {
+        if !self.enabled(id) {
+            return None;
+        }
+        Some(match self.levels.get(id) {
+            Some(Level::Warn) => Severity::Warning,
+            Some(Level::Error) => Severity::Error,
+            _ => default,
+        })
+    }
+
     /// Drops what is not enabled and sets the severities the levels ask for.
     pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>) {
-        diagnostics.retain(|d| self.enabled(&d.rule));
-        for d in diagnostics {
-            match self.levels.get(d.rule.as_str()) {
-                Some(Level::Warn) => d.severity = Severity::Warning,
-                Some(Level::Error) => d.severity = Severity::Error,
-                _ => {}
+        diagnostics.retain_mut(|d| match self.severity(&d.rule, d.severity) {
+            Some(s) => {
+                d.severity = s;
+                true
             }
-        }
+            None => false,
+        });
     }
 }
 
