@@ -567,15 +567,16 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         }
     }
     if !args.quiet {
+        // Notes about the run, not findings, go to standard error in every format.
         if args.show_skipped {
             for p in &skipped {
-                report_line(format!("skipped: {} (a language lockstep does not read)", p.display()));
+                eprintln!("skipped: {} (a language lockstep does not read)", p.display());
             }
         } else if let Some(line) = skipped_summary(&skipped) {
-            report_line(format!("note: {line}"));
+            eprintln!("note: {line}");
         }
         if fixed > 0 {
-            report_line(format!("applied {fixed} fix{}", if fixed == 1 { "" } else { "es" }));
+            eprintln!("applied {fixed} fix{}", if fixed == 1 { "" } else { "es" });
         }
         let skipped_total = skipped.len() + binary;
         report_line(format!(
