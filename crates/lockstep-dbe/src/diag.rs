@@ -9,7 +9,7 @@ pub const RULE: &str = "dead-barrier";
 /// What one side of the barrier does, in words.
 fn side(read: bool, write: bool) -> &'static str {
     match (read, write) {
-        (false, false) => "nothing",
+        (false, false) => "no accesses",
         (true, false) => "only reads",
         (false, true) => "only writes",
         (true, true) => "reads and writes",
@@ -18,7 +18,7 @@ fn side(read: bool, write: bool) -> &'static str {
 
 /// What the accesses on both sides of the barrier are, in one memory space.
 fn sides(f: Flags) -> String {
-    format!("before it {}, after it {}", side(f.read_above, f.write_above), side(f.read_below, f.write_below))
+    format!("{} before it, {} after it", side(f.read_above, f.write_above), side(f.read_below, f.write_below))
 }
 
 /// The warning for a barrier the engine removed, saying in words why no thread depends on it,
@@ -27,8 +27,8 @@ pub fn diagnostic(db: &SourceDb, report: &BarrierReport) -> Diagnostic {
     let f = report.flags;
     Diagnostic::new(RULE, Severity::Warning, report.span, "this barrier orders no memory hazard")
         .with_primary_label("nothing before it is read or written by another thread after it")
-        .with_note(format!("shared memory that other threads may touch: {}", sides(f.shared)))
-        .with_note(format!("device memory that other threads may touch: {}", sides(f.device)))
+        .with_note(format!("shared memory: {}", sides(f.shared)))
+        .with_note(format!("device memory: {}", sides(f.device)))
         .with_note("a barrier is needed only for a write before it and a read or write after it, or a read before it and a write after it, in a memory space it orders")
         .with_fix(Fix { message: "remove the barrier".into(), edits: vec![removal_edit(db, report.span)] })
         .with_macro_notes(db)
@@ -141,8 +141,8 @@ mod tests {
         assert_eq!(d.rule, "dead-barrier");
         assert_eq!(d.severity, Severity::Warning);
         assert_eq!(d.primary_label, "nothing before it is read or written by another thread after it");
-        assert_eq!(d.notes[0], "shared memory that other threads may touch: before it only reads, after it nothing");
-        assert_eq!(d.notes[1], "device memory that other threads may touch: before it nothing, after it only writes");
+        assert_eq!(d.notes[0], "shared memory: only reads before it, no accesses after it");
+        assert_eq!(d.notes[1], "device memory: no accesses before it, only writes after it");
         let fix = d.fix.unwrap();
         assert_eq!(fix.edits, vec![Edit { span: Span::new(file, 10, 27), replacement: String::new() }]);
     }
