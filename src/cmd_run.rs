@@ -184,9 +184,9 @@ pub fn execute(args: &RunArgs) -> ExitCode {
     };
     let unspecified = unspecified_inputs(&module, entry, &launch);
     if !unspecified.is_empty() && !args.zero_fill {
-        let launch_file = args.input.as_ref().map_or("no launch file (--input)".to_string(), |p| format!("the launch file {}", p.display()));
+        let missing = args.input.as_ref().map_or("there is no launch file (--input) to give".to_string(), |p| format!("the launch file {} does not give", p.display()));
         return fail(format!(
-            "{launch_file} does not give {}; give them under [constants] and [buffers] (see docs/run.md), or pass --zero-fill to run with zeros",
+            "{missing} {}; give them under [constants] and [buffers] (see docs/run.md), or pass --zero-fill to run with zeros",
             unspecified.join(", ")
         ));
     }
