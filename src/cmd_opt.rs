@@ -55,6 +55,10 @@ pub fn execute(args: &OptArgs) -> ExitCode {
         eprintln!("lockstep opt: {} is not UTF-8 text", args.input.display());
         return ExitCode::from(2);
     };
+    if !looks_like_llvm_ir(&text) {
+        eprintln!("lockstep opt: {} is not textual LLVM IR (no `define`, `declare`, `target` or `source_filename` line); nothing was written", args.input.display());
+        return ExitCode::from(2);
+    }
     let config = OptConfig {
         options: Options { mode: args.dead_barriers, assume_calls_safe: args.assume_calls_safe, inter_block: !args.no_inter_block },
         skip_functions: args.skip_functions.clone(),
@@ -66,9 +70,10 @@ pub fn execute(args: &OptArgs) -> ExitCode {
         for r in &result.removals {
             eprintln!("{}", dump_line(r));
         }
-        for (name, why) in &result.skipped {
-            eprintln!(" Left alone: {name} ({why})");
-        }
+    }
+    // Always said: a function left alone keeps every barrier, which a user may not expect.
+    for (name, why) in &result.skipped {
+        eprintln!("lockstep opt: left {name} alone: {why}");
     }
     let written = match args.output.as_deref() {
         Some(path) if path.as_os_str() != "-" => write_atomically(path, &result.output),
@@ -81,6 +86,12 @@ pub fn execute(args: &OptArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `text` reads as an LLVM module: an empty one, or one with a top-level entity line.
+fn looks_like_llvm_ir(text: &str) -> bool {
+    const TOP_LEVEL: &[&str] = &["define ", "declare ", "target ", "source_filename", "; ModuleID"];
+    text.trim().is_empty() || text.lines().any(|l| TOP_LEVEL.iter().any(|k| l.trim_start().starts_with(k)))
 }
 
 /// Writes next to the target, then renames, so a failed write leaves no half file.
@@ -135,7 +146,12 @@ declare void @llvm.nvvm.barrier0()
         // Errors: a missing input, and bytes that are not UTF-8.
         assert_eq!(execute(&args(dir.join("missing.ll"), Some(output.clone()))), ExitCode::from(2));
         std::fs::write(&input, b"\xff\xfe").unwrap();
-        assert_eq!(execute(&args(input, Some(output))), ExitCode::from(2));
+        assert_eq!(execute(&args(input.clone(), Some(output.clone()))), ExitCode::from(2));
+        // A CUDA file is not IR: refused, and no output is written.
+        std::fs::remove_file(&output).unwrap();
+        std::fs::write(&input, "__global__ void k() { __syncthreads(); }\n").unwrap();
+        assert_eq!(execute(&args(input, Some(output.clone()))), ExitCode::from(2));
+        assert!(!output.exists());
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// Language of the file, instead of guessing from the extension (hlsl, cuda, opencl, glsl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
+    /// Run even when the launch file leaves kernel arguments or dynamically sized shared arrays
+    /// unspecified: arguments and buffers are zero, such arrays are empty.
+    #[arg(long)]
+    pub zero_fill: bool,
 }
 
 /// A size `X`, `X,Y` or `X,Y,Z`; missing axes are 1.
@@ -102,6 +106,32 @@ fn parse_lang(s: &str) -> Result<Lang, String> {
     Lang::from_name(s).ok_or_else(|| format!("unknown language `{s}` (expected {})", Lang::names()))
 }
 
+/// The kernel's arguments, and the shared arrays it uses without a declared size, that the launch
+/// file does not give: running with zeros for them rarely tests what the user meant.
+fn unspecified_inputs(module: &lockstep_ir::Module, entry: lockstep_ir::FuncId, launch: &Launch) -> Vec<String> {
+    let f = module.function(entry);
+    let given = |name: &str| launch.buffer(name).is_some() || launch.constants.iter().any(|(c, _)| c == name);
+    let mut missing: Vec<String> = f.params.iter().filter(|p| !given(&p.name)).map(|p| format!("argument `{}`", p.name)).collect();
+    let mut used = std::collections::BTreeSet::new();
+    for inst in &f.insts {
+        let root = match &inst.op {
+            lockstep_ir::Op::AddrOf(root, _) => Some(*root),
+            op => op.mem_ref().map(|r| r.root),
+        };
+        if let Some(lockstep_ir::Root::Global(g)) = root {
+            used.insert(g);
+        }
+    }
+    for g in used {
+        let global = module.global(g);
+        let sized_by_launch = launch.buffer(&global.name).is_some_and(|b| b.len.is_some());
+        if global.space == lockstep_ir::MemSpace::Shared && global.len.is_none() && !sized_by_launch {
+            missing.push(format!("the length of shared array `{}`", global.name));
+        }
+    }
+    missing
+}
+
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)
@@ -125,7 +155,7 @@ pub fn execute(args: &RunArgs) -> ExitCode {
             None => (d.clone(), None),
         })
         .collect();
-    let options = Options { defines, include_dirs: args.include_dirs.clone(), group_size: args.group_size, grid_size: None };
+    let options = Options { defines, include_dirs: args.include_dirs.clone(), group_size: args.group_size, ..Options::default() };
     let compiled = compile(&mut db, file, lang, &options);
     let errors: Vec<_> = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
     if compiled.has_errors || !errors.is_empty() {
@@ -152,6 +182,14 @@ pub fn execute(args: &RunArgs) -> ExitCode {
         },
         None => Launch::default(),
     };
+    let unspecified = unspecified_inputs(&module, entry, &launch);
+    if !unspecified.is_empty() && !args.zero_fill {
+        let missing = args.input.as_ref().map_or("there is no launch file (--input) to give".to_string(), |p| format!("the launch file {} does not give", p.display()));
+        return fail(format!(
+            "{missing} {}; give them under [constants] and [buffers] (see docs/run.md), or pass --zero-fill to run with zeros",
+            unspecified.join(", ")
+        ));
+    }
     let config = RunConfig {
         groups: args.groups,
         group_size: args.group_size,

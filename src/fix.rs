@@ -76,24 +76,19 @@ pub fn unified_diff(path: &Path, p: &Planned) -> String {
     similar::TextDiff::from_lines(&p.before, &p.after).unified_diff().context_radius(3).header(&name, &name).to_string()
 }
 
-/// Writes the new text next to the file, then renames it into place.
+/// Writes the new text to a temporary file in the target's directory, then renames it into place.
+/// A symbolic link is followed: the file it points to is rewritten and the link stays a link. The
+/// file keeps its permissions.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.lockstep-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let target = std::fs::canonicalize(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let permissions = std::fs::metadata(&target)?.permissions();
+    let mut tmp = tempfile::Builder::new().prefix(".lockstep-fix-").tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.persist(&target).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -131,6 +126,22 @@ mod tests {
         assert_eq!(refused[0].reason, "it is not valid UTF-8");
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_through_a_symlink_rewrites_the_target_and_keeps_link_and_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.cu");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.cu");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomically(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+    }
+
     #[test]
     fn atomic_write_replaces_the_file() {
         let dir = std::env::temp_dir().join(format!("lockstep-fix-{}", std::process::id()));
@@ -139,7 +150,7 @@ mod tests {
         std::fs::write(&p, "old").unwrap();
         write_atomically(&p, "new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
-        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".lockstep-fix-")).collect();
         assert!(leftovers.is_empty());
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -25,6 +25,8 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Remove dead barriers from textual LLVM IR.
     Opt(cmd_opt::OptArgs),
+    /// Print the settings that apply to a file: its configuration, language, options and rule levels.
+    Config(check::ConfigArgs),
     /// List the checks.
     Rules,
     /// Print the documentation of a rule.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Run(args) => cmd_run::execute(&args),
         Command::Opt(args) => cmd_opt::execute(&args),
+        Command::Config(args) => check::show_config(&args),
         Command::Rules => {
             for r in lockstep_checks::RULES {
                 let fix = if r.fix { " (fix available)" } else { "" };

@@ -94,11 +94,14 @@ fn cuda_runaway_loops_and_divergent_barriers_are_reported() {
          __global__ void half(int* out) {\n    if (threadIdx.x < 16) {\n        __syncthreads();\n    }\n    out[threadIdx.x] = 1;\n}\n",
     )
     .unwrap();
-    let o = lockstep(&d, &["run", "k.cu", "--entry", "spin", "--group-size", "4", "--max-steps", "500"]);
+    let o = lockstep(&d, &["run", "k.cu", "--entry", "spin", "--group-size", "4", "--max-steps", "500", "--zero-fill"]);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stdout);
     assert!(out.starts_with("error[runaway-loop]: thread [0,0,0][0,0,0] ran 500 steps without finishing; stopped in the loop at line 3 (the limit is --max-steps 500)"), "{out}");
     let o = lockstep(&d, &["run", "k.cu", "--entry", "half", "--group-size", "32"]);
+    assert_eq!(o.status.code(), Some(2), "an argument the launch file does not give is refused");
+    assert!(text(&o.stderr).contains("to give argument `out`"), "{}", text(&o.stderr));
+    let o = lockstep(&d, &["run", "k.cu", "--entry", "half", "--group-size", "32", "--zero-fill"]);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stdout);
     assert!(out.starts_with("error[barrier-in-divergent-cf]: only 16 of 32 threads of group [0,0,0] reached this barrier"), "{out}");

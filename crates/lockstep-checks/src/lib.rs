@@ -6,7 +6,7 @@ mod explain;
 mod races;
 mod rules;
 
-pub use rules::{find_rule, Rule, RULES};
+pub use rules::{find_rule, Rule, RULES, TOOL_DIAGNOSTICS};
 
 use lockstep_analysis::{Cfg, Uniformity};
 use lockstep_diag::Diagnostic;

@@ -113,6 +113,153 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
+/// Diagnostics about the input or the tool rather than the kernels (`parse-error`,
+/// `unused-suppression`, `lockstep run`'s `out-of-bounds`...): documented like rules, with a
+/// lighter page (docs/diagnostics/ID.md: what it means, what to do).
+pub static TOOL_DIAGNOSTICS: &[Rule] = &[
+    Rule {
+        id: "invalid-utf8",
+        severity: Severity::Warning,
+        summary: "a file that is not valid UTF-8; it is checked but never fixed",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/invalid-utf8.md"),
+    },
+    Rule {
+        id: "parse-error",
+        severity: Severity::Error,
+        summary: "the file (or a kernel in it) could not be parsed",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/parse-error.md"),
+    },
+    Rule {
+        id: "internal-error",
+        severity: Severity::Error,
+        summary: "lockstep failed on this file; please report it",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/internal-error.md"),
+    },
+    Rule {
+        id: "kernel-skipped",
+        severity: Severity::Warning,
+        summary: "a kernel too large to analyse was not checked",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/kernel-skipped.md"),
+    },
+    Rule {
+        id: "nesting-too-deep",
+        severity: Severity::Warning,
+        summary: "a statement or expression nested too deeply was skipped",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/nesting-too-deep.md"),
+    },
+    Rule {
+        id: "unsupported",
+        severity: Severity::Note,
+        summary: "a construct lockstep does not model; it is taken to read and write any memory",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/unsupported.md"),
+    },
+    Rule {
+        id: "include-not-found",
+        severity: Severity::Warning,
+        summary: "an `#include` that could not be found",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/include-not-found.md"),
+    },
+    Rule {
+        id: "include-cycle",
+        severity: Severity::Error,
+        summary: "a file includes itself, directly or through others",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/include-cycle.md"),
+    },
+    Rule {
+        id: "malformed-directive",
+        severity: Severity::Error,
+        summary: "a preprocessor directive lockstep cannot read",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/malformed-directive.md"),
+    },
+    Rule {
+        id: "preprocessor-error",
+        severity: Severity::Error,
+        summary: "an `#error` directive or an invalid macro use",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/preprocessor-error.md"),
+    },
+    Rule {
+        id: "unknown-directive",
+        severity: Severity::Warning,
+        summary: "a preprocessor directive lockstep does not know",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/unknown-directive.md"),
+    },
+    Rule {
+        id: "unterminated-comment",
+        severity: Severity::Error,
+        summary: "a `/*` comment that never ends",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/unterminated-comment.md"),
+    },
+    Rule {
+        id: "unterminated-conditional",
+        severity: Severity::Error,
+        summary: "an `#if` without its `#endif`",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/unterminated-conditional.md"),
+    },
+    Rule {
+        id: "macro-expansion-limit",
+        severity: Severity::Error,
+        summary: "a macro expanded too many times",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/macro-expansion-limit.md"),
+    },
+    Rule {
+        id: "unused-suppression",
+        severity: Severity::Warning,
+        summary: "a `lockstep: allow(...)` comment that suppresses nothing",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/unused-suppression.md"),
+    },
+    Rule {
+        id: "binary-file",
+        severity: Severity::Warning,
+        summary: "a file that is not text was skipped",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/binary-file.md"),
+    },
+    Rule {
+        id: "out-of-bounds",
+        severity: Severity::Error,
+        summary: "`lockstep run`: a thread accessed a buffer outside its bounds",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/out-of-bounds.md"),
+    },
+    Rule {
+        id: "write-to-read-only",
+        severity: Severity::Error,
+        summary: "`lockstep run`: a thread wrote a read-only buffer",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/write-to-read-only.md"),
+    },
+    Rule {
+        id: "runaway-loop",
+        severity: Severity::Error,
+        summary: "`lockstep run`: a thread ran more steps than `--max-steps` allows",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/runaway-loop.md"),
+    },
+    Rule {
+        id: "emulation-error",
+        severity: Severity::Error,
+        summary: "`lockstep run`: the emulator could not continue",
+        fix: false,
+        doc: include_str!("../../../docs/diagnostics/emulation-error.md"),
+    },
+];
+
+/// A check or a tool diagnostic by id.
 pub fn find_rule(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.id == id)
+    RULES.iter().chain(TOOL_DIAGNOSTICS).find(|r| r.id == id)
 }

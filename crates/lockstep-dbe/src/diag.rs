@@ -6,21 +6,29 @@ use lockstep_source::{SourceDb, Span};
 
 pub const RULE: &str = "dead-barrier";
 
-fn bits(f: Flags) -> String {
-    format!(
-        "read above: {}, write above: {}, read below: {}, write below: {}",
-        f.read_above as u8, f.write_above as u8, f.read_below as u8, f.write_below as u8
-    )
+/// What one side of the barrier does, in words.
+fn side(read: bool, write: bool) -> &'static str {
+    match (read, write) {
+        (false, false) => "no accesses",
+        (true, false) => "only reads",
+        (false, true) => "only writes",
+        (true, true) => "reads and writes",
+    }
 }
 
-/// The warning for a barrier the engine removed, carrying the four flags
-/// (both spaces together, then per space) and a fix that deletes the statement.
+/// What the accesses on both sides of the barrier are, in one memory space.
+fn sides(f: Flags) -> String {
+    format!("{} before it, {} after it", side(f.read_above, f.write_above), side(f.read_below, f.write_below))
+}
+
+/// The warning for a barrier the engine removed, saying in words why no thread depends on it,
+/// and a fix that deletes the statement.
 pub fn diagnostic(db: &SourceDb, report: &BarrierReport) -> Diagnostic {
     let f = report.flags;
     Diagnostic::new(RULE, Severity::Warning, report.span, "this barrier orders no memory hazard")
-        .with_primary_label(bits(f.combined()))
-        .with_note(format!("shared memory: {}", bits(f.shared)))
-        .with_note(format!("device memory: {}", bits(f.device)))
+        .with_primary_label("nothing before it is read or written by another thread after it")
+        .with_note(format!("shared memory: {}", sides(f.shared)))
+        .with_note(format!("device memory: {}", sides(f.device)))
         .with_note("a barrier is needed only for a write before it and a read or write after it, or a read before it and a write after it, in a memory space it orders")
         .with_fix(Fix { message: "remove the barrier".into(), edits: vec![removal_edit(db, report.span)] })
         .with_macro_notes(db)
@@ -132,8 +140,9 @@ mod tests {
         let d = diagnostic(&db, &report);
         assert_eq!(d.rule, "dead-barrier");
         assert_eq!(d.severity, Severity::Warning);
-        assert_eq!(d.primary_label, "read above: 1, write above: 0, read below: 0, write below: 1");
-        assert_eq!(d.notes[0], "shared memory: read above: 1, write above: 0, read below: 0, write below: 0");
+        assert_eq!(d.primary_label, "nothing before it is read or written by another thread after it");
+        assert_eq!(d.notes[0], "shared memory: only reads before it, no accesses after it");
+        assert_eq!(d.notes[1], "device memory: no accesses before it, only writes after it");
         let fix = d.fix.unwrap();
         assert_eq!(fix.edits, vec![Edit { span: Span::new(file, 10, 27), replacement: String::new() }]);
     }

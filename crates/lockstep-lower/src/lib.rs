@@ -151,6 +151,18 @@ pub struct Options {
     pub group_size: Option<[u32; 3]>,
     /// Groups in the grid for every entry point (overrides the source's launches).
     pub grid_size: Option<[u32; 3]>,
+    /// Launch shapes of named entry points (a project's configuration); `group_size` and
+    /// `grid_size` above still override them.
+    pub kernels: std::collections::BTreeMap<String, KernelShape>,
+    /// The wave width, for kernels whose source and language leave it open.
+    pub wave_size: Option<u32>,
+}
+
+/// The launch shape one entry point is known to run with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelShape {
+    pub group_size: Option<[u32; 3]>,
+    pub grid_size: Option<[u32; 3]>,
 }
 
 /// The result of lowering one file.

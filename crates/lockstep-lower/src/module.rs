@@ -648,7 +648,8 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
     if !is_entry {
         return None;
     }
-    if let Some(launches) = function_name(ctx, def).and_then(|name| ctx.launches.get(&name)) {
+    let name = function_name(ctx, def);
+    if let Some(launches) = name.as_ref().and_then(|name| ctx.launches.get(name)) {
         // An instantiation runs with the launches written for it, and with
         // those that hand the kernel on (they may launch any version).
         let mine = launches.iter().filter(|l| l.template_args.is_none() || l.template_args == ctx.instance_written).cloned().collect();
@@ -656,6 +657,17 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
         if let (None, [Some(x), Some(y), Some(z)]) = (info.group_size, info.group_extent) {
             info.group_size = Some([x, y, z]);
         }
+    }
+    if info.wave_size.is_none() {
+        info.wave_size = ctx.options.wave_size;
+    }
+    let configured = name.as_ref().and_then(|name| ctx.options.kernels.get(name));
+    if let Some(gs) = configured.and_then(|k| k.group_size) {
+        info.group_size = Some(gs);
+        info.group_extent = gs.map(Some);
+    }
+    if let Some(grid) = configured.and_then(|k| k.grid_size) {
+        info.grid_size = grid.map(Some);
     }
     if let Some(gs) = ctx.options.group_size {
         info.group_size = Some(gs);
