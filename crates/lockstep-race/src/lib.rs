@@ -440,6 +440,7 @@ impl Ctx<'_> {
         let ends = |v: Value| group_sync(f, v, space);
         self.stats.intervals += ivs.len();
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
+        let wave_barriers = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| wave_sync(f, v, space));
         for iv in ivs {
             for members in by_alloc(&self.acc, iv, space).values() {
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
@@ -478,7 +479,7 @@ impl Ctx<'_> {
                                 reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, stop)
                             }
                         };
-                        let wave_ordered = follows(&ends) && !follows(&wave_ends);
+                        let wave_ordered = wave_barriers && follows(&ends) && !follows(&wave_ends);
                         let (w, warp_synchronous) = if wave_ordered {
                             match self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)) {
                                 Some(across) => (across, false),
@@ -587,8 +588,14 @@ impl Ctx<'_> {
         let hlsl = self.module.collective_fences;
         let atomic_or_grid = |v: Value| grid_sync(f, v) || matches!(f.inst(v).op, Op::Atomic(..));
         let device_fence = |v: Value| grid_sync(f, v) || barrier(f, v).is_some_and(|b| b.mem >= Scope::Device && b.spaces.contains(lockstep_ir::MemSpace::Device));
+        // Per access, once: the control dependences walk the whole CFG.
+        let guarded: Vec<bool> = self.acc.iter().map(|a| self.protocol_guarded(a)).collect();
         for iv in &ivs {
-            for members in by_alloc(&self.acc, iv, Space::Device).values() {
+            for members in by_alloc(&self.acc, iv, Space::Device).values_mut() {
+                // Across groups iterations do not matter: one member per access
+                // (an unrolled loop nest lists each access under many offsets).
+                let mut seen = HashSet::new();
+                members.retain(|m| seen.insert(m.0));
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
                 let mut cleared = rustc_hash::FxHashMap::default();
                 for i in 0..members.len() {
@@ -598,7 +605,7 @@ impl Ctx<'_> {
                         if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
                             continue;
                         }
-                        if self.protocol_guarded(e) && self.protocol_guarded(l) {
+                        if guarded[em.0] && guarded[lm.0] {
                             continue;
                         }
                         let (ce, cl) = if std::ptr::eq(em, members[i]) { (cluster_of[i], cluster_of[j]) } else { (cluster_of[j], cluster_of[i]) };
@@ -637,7 +644,7 @@ impl Ctx<'_> {
                             witness: Some(w),
                             fence: None,
                             warp_synchronous: false,
-                    same_value,
+                            same_value,
                             fenced,
                             coherent,
                         });
