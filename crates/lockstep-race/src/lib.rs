@@ -403,7 +403,9 @@ impl Ctx<'_> {
         if let Some(w) = self.answers.borrow().get(&key) {
             return w.clone();
         }
-        let q = Query { k: self.k, mode, waves, sides: key.sides.clone(), len, texels };
+        // Cluster and reach questions only filter; pairs' witnesses are reported.
+        let prove = waves != Waves::DifferentReach && key.sides.iter().all(|s| s.spread == (0, 0));
+        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels };
         let w = q.conflict();
         self.answers.borrow_mut().insert(key, w.clone());
         w
@@ -771,6 +773,7 @@ impl<'a> ConflictOracle<'a> {
             k: &self.k,
             mode: Mode::SameGroup,
             waves: Waves::Any,
+            prove: false,
             sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0) }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0) }],
             len: None,
             texels: None,

@@ -262,7 +262,7 @@ impl Outcome {
 const ENUM_MAX: i128 = 1 << 12;
 const ENUM_SMALL: i128 = 65;
 /// Assignments [`Problem::complete`] may try before leaving a witness unproven.
-const COMPLETION_BUDGET: u32 = 2_000;
+const COMPLETION_BUDGET: u32 = 400;
 /// Search nodes one question may use before answering conservatively.
 pub const DEFAULT_BUDGET: u64 = 40_000;
 
@@ -444,12 +444,19 @@ impl Problem {
                 }
             }
         }
-        if !exact {
-            if let Some(full) = self.complete(&values) {
-                return Outcome::Feasible { values: full.into_iter().map(Some).collect(), exact: true };
-            }
-        }
         Outcome::Feasible { values, exact }
+    }
+
+    /// [`Problem::solve`], and an answer the search could only assume is
+    /// completed and checked into a proven one where possible.
+    pub fn solve_proven(&self, budget: u64) -> Outcome {
+        match self.solve(budget) {
+            Outcome::Feasible { values, exact: false } => match self.complete(&values) {
+                Some(full) => Outcome::Feasible { values: full.into_iter().map(Some).collect(), exact: true },
+                None => Outcome::Feasible { values, exact: false },
+            },
+            other => other,
+        }
     }
 
     /// Splits the constraints into groups that share no variable; one

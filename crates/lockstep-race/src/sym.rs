@@ -214,6 +214,9 @@ pub struct Query<'k> {
     pub k: &'k Kernel<'k>,
     pub mode: Mode,
     pub waves: Waves,
+    /// Whether the witness will be reported, and so must be proven where
+    /// the search could only assume it (questions that only filter need not).
+    pub prove: bool,
     pub sides: [Side; 2],
     /// Cells in the allocation, when known: accesses stay in bounds.
     pub len: Option<u64>,
@@ -350,7 +353,8 @@ impl Query<'_> {
         b.finish();
         // Repeated questions are answered from the callers' memos, before
         // any problem is built.
-        match b.p.solve(DEFAULT_BUDGET) {
+        let outcome = if self.prove { b.p.solve_proven(DEFAULT_BUDGET) } else { b.p.solve(DEFAULT_BUDGET) };
+        match outcome {
             Outcome::Infeasible => None,
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
