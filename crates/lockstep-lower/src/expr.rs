@@ -1013,6 +1013,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.undef(Type::I32, span);
         };
         let cond = self.expr(c);
+        if self.touches_memory(a) || self.touches_memory(b) {
+            if let Some(&cv) = cond.vals.first() {
+                return self.conditional_branches(cv, a, b, span);
+            }
+        }
         let x = self.expr(a);
         let y = self.expr(b);
         let (Some(&cv), false, false) = (cond.vals.first(), x.vals.is_empty(), y.vals.is_empty()) else { return x };
@@ -1033,6 +1038,52 @@ impl<'c, 't> FnLowerer<'c, 't> {
             vals.push(self.emit(Op::Select(cb, xi, yi), t, span));
         }
         RV { vals, ty: if n == 1 { SrcType::Scalar(t) } else { shape.with_scalar(t) } }
+    }
+
+    /// Whether evaluating an expression may access memory or have effects
+    /// (a subscript, a dereference, a call, an assignment): such a `?:` arm
+    /// must run only when it is chosen.
+    fn touches_memory(&self, n: Node<'t>) -> bool {
+        let mut stack = vec![n];
+        while let Some(x) = stack.pop() {
+            match self.cx.kind(x) {
+                "subscript_expression" | "call_expression" | "assignment_expression" | "update_expression" => return true,
+                "pointer_expression" if x.field(self.cx.fields.operator).is_some_and(|o| self.cx.text(o) == "*") => return true,
+                "field_expression" if self.cx.text(x).contains("->") => return true,
+                _ => {}
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c));
+        }
+        false
+    }
+
+    /// `c ? a : b` whose arms touch memory: each arm in its own block, as C
+    /// evaluates only the chosen one (`tid < n ? s[tid] : 0` reads nothing
+    /// for the other threads).
+    fn conditional_branches(&mut self, cond: Value, a: Node<'t>, b: Node<'t>, span: Span) -> RV {
+        let cb = self.emit_bool(cond, span);
+        let (then_b, else_b, join) = (self.new_block(span), self.new_block(span), self.new_block(span));
+        self.branch(cb, then_b, else_b, span, span);
+        self.seal(then_b);
+        self.enter(then_b);
+        let x = self.expr(a);
+        let ty = match x.ty {
+            SrcType::Void => SrcType::Scalar(Type::I32),
+            ref t => t.clone(),
+        };
+        let vars = self.new_vars(&ty, "?:");
+        let place = Place::Vars { vars, ty };
+        self.assign(&place, &x, span, None);
+        self.jump(join, span);
+        self.seal(else_b);
+        self.enter(else_b);
+        let y = self.expr(b);
+        self.assign(&place, &y, span, None);
+        self.jump(join, span);
+        self.seal(join);
+        self.enter(join);
+        self.read_place(&place, span)
     }
 
     // ----- calls -----

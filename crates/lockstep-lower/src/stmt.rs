@@ -208,21 +208,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.cur = dead;
     }
 
-    fn jump(&mut self, to: BlockId, span: Span) {
+    pub fn jump(&mut self, to: BlockId, span: Span) {
         self.terminate(Terminator::Jump(to), span, None);
     }
 
-    fn branch(&mut self, cond: Value, then_to: BlockId, else_to: BlockId, span: Span, cond_span: Span) {
+    pub fn branch(&mut self, cond: Value, then_to: BlockId, else_to: BlockId, span: Span, cond_span: Span) {
         let cur = self.cur;
         self.terminate(Terminator::Branch { cond, then_to, else_to }, span, None);
         self.f.block_mut(cur).cond_span = Some(cond_span);
     }
 
-    fn seal(&mut self, b: BlockId) {
+    pub fn seal(&mut self, b: BlockId) {
         self.ssa.seal(&mut self.f, b);
     }
 
-    fn enter(&mut self, b: BlockId) {
+    pub fn enter(&mut self, b: BlockId) {
         self.cur = b;
     }
 
