@@ -12,7 +12,8 @@ use lockstep_ir::{BinOp, Builtin, Function, Module, Op, Root, Value};
 /// many threads along that axis. Only accesses that every thread of a group
 /// can reach count: under `if (tid < 32)`, `s[tid + 32]` says nothing about
 /// threads 32 and up, while under `if (x < width)` every thread runs it when
-/// the launch passes a large `width`.
+/// the launch passes a large `width`. A flat id `threadIdx.y * 32 + threadIdx.x`
+/// likewise says the x axis is at most 32 threads wide.
 pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformity: &Uniformity) -> [Option<u32>; 3] {
     let mut bound: [Option<u64>; 3] = [None; 3];
     let mut limit = |axis: usize, width: u64| bound[axis] = Some(bound[axis].map_or(width, |b| b.min(width)));
@@ -54,7 +55,54 @@ pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformi
             }
         }
     }
+    // A flat thread id `threadIdx.y * C + threadIdx.x` is one-to-one only
+    // when the x axis is at most C threads wide: the kernel is written for
+    // such launches.
+    for inst in &f.insts {
+        if let Op::Binary(BinOp::Add, a, b) = inst.op {
+            for (id, scaled) in [(a, b), (b, a)] {
+                let Some(axis) = thread_id_axis(f, id) else { continue };
+                if let Some((other, stride)) = scaled_thread_id_any(f, scaled) {
+                    if other != axis && stride > 0 {
+                        limit(axis, stride);
+                    }
+                }
+            }
+        }
+    }
     bound.map(|b| b.map(|b| b.min(u32::MAX as u64) as u32))
+}
+
+/// The axis of a thread id (through integer conversions).
+fn thread_id_axis(f: &Function, v: Value) -> Option<usize> {
+    let mut x = v;
+    while let Op::Convert(y) = &f.inst(x).op {
+        x = *y;
+    }
+    match f.inst(x).op {
+        Op::Builtin(Builtin::LocalId(a)) => Some(a as usize % 3),
+        _ => None,
+    }
+}
+
+/// `id * C` or `id << c` for a thread id: its axis and the constant stride.
+fn scaled_thread_id_any(f: &Function, v: Value) -> Option<(usize, u64)> {
+    let mut x = v;
+    while let Op::Convert(y) = &f.inst(x).op {
+        x = *y;
+    }
+    match &f.inst(x).op {
+        Op::Binary(BinOp::Mul, a, b) => match (f.as_int(*a), f.as_int(*b)) {
+            (_, Some(c)) if c > 0 => Some((thread_id_axis(f, *a)?, c as u64)),
+            (Some(c), _) if c > 0 => Some((thread_id_axis(f, *b)?, c as u64)),
+            _ => None,
+        },
+        Op::Binary(BinOp::Shl, a, b) => {
+            let c = f.as_int(*b).filter(|&c| (0..32).contains(&c))?;
+            Some((thread_id_axis(f, *a)?, 1u64 << c))
+        }
+        _ => None,
+    }
 }
 
 /// The summands of an index (through additions and integer conversions).
@@ -71,16 +119,7 @@ fn summands(f: &Function, v: Value, out: &mut Vec<Value>, depth: u32) {
 
 /// The axis of `id * stride` (or `id << log2(stride)`) for a thread id.
 fn scaled_thread_id(f: &Function, v: Value, stride: u64) -> Option<usize> {
-    let id_axis = |x: Value| {
-        let mut x = x;
-        while let Op::Convert(y) = &f.inst(x).op {
-            x = *y;
-        }
-        match f.inst(x).op {
-            Op::Builtin(Builtin::LocalId(a)) => Some(a as usize % 3),
-            _ => None,
-        }
-    };
+    let id_axis = |x: Value| thread_id_axis(f, x);
     match &f.inst(v).op {
         Op::Binary(BinOp::Mul, a, b) => match (f.as_int(*a), f.as_int(*b)) {
             (_, Some(c)) if c as u64 == stride => id_axis(*a),

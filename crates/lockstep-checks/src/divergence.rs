@@ -78,6 +78,11 @@ fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed
             if exits >= 3 || x.index() >= block.index() || !avoiding[x.index()] {
                 continue;
             }
+            // A `return` from an inlined helper only leaves the helper: a thread
+            // that comes back to the barrier from it was not kept away by it.
+            if matches!(kind, ExitKind::Return | ExitKind::Discard) && reaches(k, x, block) {
+                continue;
+            }
             let phrase = match kind {
                 ExitKind::Return => "threads that take this `return` never reach the barrier",
                 ExitKind::Discard => "threads that `discard` here never reach the barrier",
@@ -109,6 +114,21 @@ fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed
         ));
     }
     d.with_macro_notes(db)
+}
+
+/// Whether `to` is reachable from the successors of `from`.
+fn reaches(k: &KernelFacts, from: BlockId, to: BlockId) -> bool {
+    let mut seen = vec![false; k.func.blocks.len()];
+    let mut stack: Vec<BlockId> = k.cfg.succs[from.index()].clone();
+    while let Some(x) = stack.pop() {
+        if x == to {
+            return true;
+        }
+        if !std::mem::replace(&mut seen[x.index()], true) {
+            stack.extend(k.cfg.succs[x.index()].iter().copied());
+        }
+    }
+    false
 }
 
 /// Blocks reachable from the successors of `from` without passing `avoid`.

@@ -18,7 +18,7 @@ pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
 pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, out: &mut Vec<Diagnostic>) {
     for finding in lockstep_race::analyze_kernel(k.module, oracle.kernel()).0 {
-        let d = report(db, k.module, &k.func, &finding);
+        let d = report(db, k.module, &k.func, oracle.kernel(), &finding);
         let shown = match d.rule.as_str() {
             POSSIBLE_RACE => options.include_unproven,
             BENIGN_RACE => options.include_benign,
@@ -131,6 +131,40 @@ fn witness_refuted(f: &Function, x: &Finding) -> bool {
 struct Undecided {
     data: Vec<String>,
     hard: Vec<String>,
+    /// What the branch conditions guarding the accesses compute in ways the
+    /// solver treats as free per thread: lane exchanges, atomics, opaque calls.
+    guards: Vec<String>,
+}
+
+/// The lane exchanges, atomics and opaque calls a guard condition is computed
+/// from. The solver gives their results a free value per thread, which can
+/// let both threads of a witness pass a guard only one of them can pass
+/// (`if ((max & 31) == lane)` after a shuffle reduction makes `max` the same
+/// in every lane). Loads are inputs a witness may choose, and stop the walk.
+fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<String>) {
+    let mut stack = vec![cond];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) || seen.len() > 256 {
+            continue;
+        }
+        let inst = f.inst(v);
+        let words = match &inst.op {
+            Op::Load(_) => continue,
+            Op::Atomic(_, r, _) => Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))),
+            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => Some(format!("the result of `{name}`")),
+            Op::Wave(..) => Some("a value exchanged between lanes".to_string()),
+            _ => None,
+        };
+        match words {
+            Some(w) => {
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+            None => inst.op.for_each_operand(|o| stack.push(o)),
+        }
+    }
 }
 
 fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided) {
@@ -261,7 +295,7 @@ fn barrier_name(m: &Module) -> &'static str {
     }
 }
 
-fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
+fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::Kernel, x: &Finding) -> Diagnostic {
     let name = alloc_name(m, f, x.alloc);
     let later_span = f.inst(x.later.inst).span;
     let hz = x.hazard.map(Hazard::short).unwrap_or("");
@@ -280,7 +314,14 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
             undecided_inputs(m, f, r.index, &mut undecided);
         }
     }
-    let (class_id, severity) = class(f, x, !undecided.data.is_empty());
+    for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
+        if let Some(b) = kernel.block_of(at.inst) {
+            for &(cond, _) in kernel.guards(b).iter() {
+                computed_guard_inputs(m, f, cond, &mut undecided.guards);
+            }
+        }
+    }
+    let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty());
     let hlsl = m.collective_fences;
     let (span, message) = match x.rule {
         Rule::FenceWithoutSync => {
@@ -369,7 +410,14 @@ fn report(db: &SourceDb, m: &Module, f: &Function, x: &Finding) -> Diagnostic {
     }
     if class_id == POSSIBLE_RACE {
         let inputs: Vec<String> = undecided.data.into_iter().chain(undecided.hard).collect();
-        let why = if inputs.is_empty() { "the indices are too involved for lockstep to compare".to_string() } else { format!("the indices use {}", inputs.join(", ")) };
+        let mut why = if inputs.is_empty() { String::new() } else { format!("the indices use {}", inputs.join(", ")) };
+        if !undecided.guards.is_empty() {
+            let guards = format!("the conditions guarding the accesses use {}", undecided.guards.join(", "));
+            why = if why.is_empty() { guards } else { format!("{why}, and {guards}") };
+        }
+        if why.is_empty() {
+            why = "the indices are too involved for lockstep to compare".to_string();
+        }
         d = d.with_note(format!(
             "not proven: {why}; the threads shown are a candidate that satisfies what lockstep could decide. If it happens, this is `{}`",
             x.rule.id()

@@ -146,6 +146,11 @@ impl<'a> Kernel<'a> {
         self.cfg.loops[l].blocks.binary_search(&b).is_ok()
     }
 
+    /// The block an instruction is in (None for one removed from every block).
+    pub fn block_of(&self, v: Value) -> Option<BlockId> {
+        self.inst_block[v.index()]
+    }
+
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
     pub fn guards(&self, b: BlockId) -> Guards {
         if let Some(g) = self.guards.borrow().get(&b) {
