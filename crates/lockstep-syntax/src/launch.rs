@@ -290,6 +290,20 @@ impl<'t> Scanner<'t> {
         None
     }
 
+    /// The `{` of the innermost brace block around token `j`.
+    fn enclosing_brace(&self, j: usize) -> Option<usize> {
+        let mut depth = 0u32;
+        for k in (0..j).rev() {
+            match self.str(k) {
+                "}" => depth += 1,
+                "{" if depth == 0 => return Some(k),
+                "{" => depth -= 1,
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// The type and qualifier words before a declared name at `j`
     /// (`const dim3 block(…)`, `int threads = …`), if it is declared there.
     fn declaration_words(&self, j: usize) -> Option<Vec<&'t str>> {
@@ -415,16 +429,27 @@ impl Eval<'_, '_> {
         let word = s.str(name);
         let body = s.body_of[self.at];
         let before = self.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
-        let declarations: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j] == body).collect();
-        let (decl, words) = match (declarations.as_slice(), body) {
-            ([decl], Some(b)) => {
-                let body_end = s.close[b]?;
-                let untouched = (b..body_end).all(|j| j == *decl || !s.is(j, word) || self.configs.iter().any(|c| c.contains(&j)));
+        // The declarations in scope at the launch: in its function, in a
+        // brace block that encloses the launch (`if (…) { dim3 b(32); k<<<1, b>>>(); }
+        // else { dim3 b(1024); … }` declares `b` twice); the innermost shadows.
+        let visible: Vec<(usize, usize, usize)> = before
+            .iter()
+            .copied()
+            .filter(|&j| s.body_of[j] == body)
+            .filter_map(|j| {
+                let open = s.enclosing_brace(j)?;
+                let close = s.close[open]?;
+                (open < self.at && self.at < close).then_some((j, open, close))
+            })
+            .collect();
+        let (decl, words) = match (visible.last(), body) {
+            (Some(&(decl, open, close)), Some(_)) => {
+                let untouched = (open..close).all(|j| j == decl || !s.is(j, word) || self.configs.iter().any(|c| c.contains(&j)));
                 untouched.then_some(())?;
-                (*decl, s.declaration_words(*decl)?)
+                (decl, s.declaration_words(decl)?)
             }
             // At file scope only constants are followed, and only when no local shadows them.
-            ([], Some(_)) => {
+            (None, Some(_)) => {
                 let global: Vec<usize> = before.iter().copied().filter(|&j| s.body_of[j].is_none()).collect();
                 let [decl] = global.as_slice() else { return None };
                 let words = s.declaration_words(*decl)?;
@@ -579,6 +604,13 @@ mod tests {
     fn dim3_variables_are_followed_to_their_declaration() {
         let text = "void host(int n) {\n  const dim3 block(32, 8);\n  dim3 grid = dim3(4, 2);\n  k<<<grid, block>>>(n);\n}\n";
         assert_eq!(shapes(text), [("k".into(), [Some(4), Some(2), ONE], [Some(32), Some(8), ONE])]);
+    }
+
+    #[test]
+    fn each_branch_launches_with_its_own_declaration() {
+        let text = "void host(int n) {\n  if (n < 1024) {\n    const dim3 block(32, 1, 1);\n    k<32><<<n, block>>>(n);\n  } else {\n    const dim3 block(1024, 1, 1);\n    k<1024><<<n, block>>>(n);\n  }\n}\n";
+        let shapes = shapes(text);
+        assert_eq!(shapes.iter().map(|s| s.2).collect::<Vec<_>>(), vec![[Some(32), Some(1), Some(1)], [Some(1024), Some(1), Some(1)]]);
     }
 
     #[test]
