@@ -685,10 +685,28 @@ impl Build<'_> {
         // 32 steps exhaust a 32-bit value either way.
         let hi = if matches!(step, Step::Pow(_)) { 32 } else { INF };
         let n = self.iteration(s, v, l, hi);
+        let init_value = init;
         let init = self.val(s, init, d);
         Some(match step {
             Step::Linear(st, sign) => {
+                let stride_value = st;
                 let st = self.val(s, st, d).scale(sign);
+                // A loop that starts at a different index in each thread and
+                // steps by a group-uniform stride (`for (i = tid; …; i += 128)`)
+                // is a block-stride loop: it is written for a group whose
+                // threads start within one stride of each other. Race reports
+                // assume that launch; barrier removal does not.
+                if s == 1
+                    && sign > 0
+                    && q.k.assume == Assumptions::Likely
+                    && q.mode == Mode::SameGroup
+                    && q.k.uni.level(init_value) < q.needed()
+                    && q.k.uni.level(stride_value) >= q.needed()
+                {
+                    let spread = init.sub(&self.val(0, init_value, d));
+                    self.p.at_most(&spread, &st.plus(-1));
+                    self.p.at_most(&spread.scale(-1), &st.plus(-1));
+                }
                 match st.as_const() {
                     Some(c) => init.add(&n.scale(c)),
                     None => {
@@ -1072,6 +1090,8 @@ fn invariant_in(f: &Function, inst_block: &[Option<BlockId>], lp: &lockstep_anal
     match &f.inst(x).op {
         Op::Const(_) | Op::Param(_) => true,
         Op::Builtin(b) => !matches!(b, Builtin::LaneId),
+        // Constant memory is never written while a kernel runs.
+        Op::Load(m) if m.space == lockstep_ir::MemSpace::Constant => invariant_in(f, inst_block, lp, m.index, depth + 1),
         Op::Unary(_, a) | Op::Convert(a) => invariant_in(f, inst_block, lp, *a, depth + 1),
         Op::Binary(_, a, b) => invariant_in(f, inst_block, lp, *a, depth + 1) && invariant_in(f, inst_block, lp, *b, depth + 1),
         _ => false,
