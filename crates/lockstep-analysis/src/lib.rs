@@ -2,6 +2,7 @@
 //! any source language: a new front end gets all of it for free.
 
 pub mod cfg;
+pub mod decided;
 pub mod launch;
 pub mod uniformity;
 

@@ -32,6 +32,7 @@ impl<'m> KernelFacts<'m> {
 
     /// Facts for a kernel that is already flat (no calls to bodies).
     pub fn from_flat(module: &'m Module, mut func: Function) -> KernelFacts<'m> {
+        lockstep_analysis::decided::fold_decided_branches(&mut func);
         let cfg = Cfg::new(&func);
         let uniformity = Uniformity::analyze(&func, &cfg);
         // With no known group size, accesses that index a row by the thread id

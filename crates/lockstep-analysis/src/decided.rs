@@ -1,0 +1,94 @@
+//! Branches whose outcome an enclosing branch already decided: inside
+//! `for (j = 0; j < n; ++j) { … if (j < n) __syncthreads(); }` the inner
+//! test always holds. Folding such a branch into a jump keeps every analysis
+//! from following a path no execution takes (a barrier that looks skippable,
+//! a race across it). The program's meaning is unchanged, so barrier removal
+//! may rely on it too.
+
+use crate::Cfg;
+use lockstep_ir::{BlockId, Function, MemSpace, Op, Terminator, Value};
+
+/// Folds every branch decided by a dominating branch on the same condition,
+/// then drops the blocks no path reaches any more. Returns whether anything changed.
+pub fn fold_decided_branches(f: &mut Function) -> bool {
+    let cfg = Cfg::new(f);
+    let mut folds: Vec<(BlockId, BlockId, BlockId)> = Vec::new();
+    for b in f.block_ids() {
+        if !cfg.is_reachable(b) {
+            continue;
+        }
+        let Terminator::Branch { cond, then_to, else_to } = f.block(b).term else { continue };
+        if then_to == else_to {
+            continue;
+        }
+        if let Some(holds) = decided(f, &cfg, b, cond) {
+            let (keep, drop) = if holds { (then_to, else_to) } else { (else_to, then_to) };
+            folds.push((b, keep, drop));
+        }
+    }
+    if folds.is_empty() {
+        return false;
+    }
+    for &(b, keep, drop) in &folds {
+        let span = f.block(b).term_span;
+        f.set_term(b, Terminator::Jump(keep), span);
+        // The dropped successor no longer has `b` as a predecessor.
+        for &v in &f.block(drop).insts.clone() {
+            if let Op::Phi(incoming) = &mut f.inst_mut(v).op {
+                incoming.retain(|(p, _)| *p != b);
+            }
+        }
+        f.block_mut(b).cond_span = None;
+    }
+    f.remove_unreachable_blocks();
+    true
+}
+
+/// The value `cond` must have in block `b`, when a dominating branch on an
+/// equal condition fixed it: the edge into the side `b` lies on dominates
+/// `b` and is that side's only way in.
+fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
+    let mut x = b.index();
+    while let Some(d) = cfg.dom.idom(x) {
+        if let Terminator::Branch { cond: c, then_to, else_to } = f.blocks[d].term {
+            if then_to != else_to && same_value(f, c, cond, 0) {
+                for (succ, holds) in [(then_to, true), (else_to, false)] {
+                    if cfg.preds[succ.index()].len() == 1 && cfg.dominates(succ, b) {
+                        return Some(holds);
+                    }
+                }
+            }
+        }
+        x = d;
+    }
+    None
+}
+
+/// Whether two values are equal in every execution: the same value, or the
+/// same pure operation on equal operands (loads only from constant memory,
+/// which nothing writes while the kernel runs).
+fn same_value(f: &Function, a: Value, b: Value, depth: u32) -> bool {
+    if a == b {
+        return true;
+    }
+    if depth > 8 {
+        return false;
+    }
+    let (x, y) = (f.inst(a), f.inst(b));
+    if x.ty != y.ty {
+        return false;
+    }
+    let same = |p: Value, q: Value| same_value(f, p, q, depth + 1);
+    match (&x.op, &y.op) {
+        (Op::Const(p), Op::Const(q)) => p == q,
+        (Op::Builtin(p), Op::Builtin(q)) => p == q,
+        (Op::Param(p), Op::Param(q)) => p == q,
+        (Op::Convert(p), Op::Convert(q)) => same(*p, *q),
+        (Op::Unary(o, p), Op::Unary(r, q)) => o == r && same(*p, *q),
+        (Op::Binary(o, p1, p2), Op::Binary(r, q1, q2)) => o == r && same(*p1, *q1) && same(*p2, *q2),
+        (Op::Cmp(o, p1, p2), Op::Cmp(r, q1, q2)) => o == r && same(*p1, *q1) && same(*p2, *q2),
+        (Op::Select(c, p1, p2), Op::Select(d, q1, q2)) => same(*c, *d) && same(*p1, *q1) && same(*p2, *q2),
+        (Op::Load(p), Op::Load(q)) => p.space == MemSpace::Constant && q.space == MemSpace::Constant && p.root == q.root && same(p.index, q.index),
+        _ => false,
+    }
+}
