@@ -585,6 +585,17 @@ impl Build<'_> {
                 (_, Some(c)) => a.scale(c),
                 (Some(c), _) => b.scale(c),
                 _ => {
+                    // A group-uniform factor that scales a per-thread index is a
+                    // stride (`t * n_head + h`): the likely launch does not pass
+                    // 0, which would send every thread to one cell.
+                    if self.q.k.assume == Assumptions::Likely {
+                        let uniform = |v: Value| self.q.k.uni.level(v) >= self.q.needed();
+                        for (factor, lin, other) in [(x, &a, y), (y, &b, x)] {
+                            if uniform(factor) && !uniform(other) {
+                                self.p.differ(lin, &Lin::konst(0));
+                            }
+                        }
+                    }
                     let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
                     self.func(FnOp::Mul, a, b, lo, INF)
                 }
