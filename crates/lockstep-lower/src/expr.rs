@@ -1245,6 +1245,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return self.inline_call(def, name, &lowered, call);
             }
         }
+        // An optimizer hint: C never evaluates its operand, and a valid program
+        // behaves the same without it. The analyses do not use the assumed fact.
+        if matches!(name, "__builtin_assume" | "__assume") {
+            return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
         if matches!(name, "printf" | "assert" | "__assert_fail" | "static_assert" | "printf_s") {
             for &a in args {
                 self.expr(a);
