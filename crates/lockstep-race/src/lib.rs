@@ -425,8 +425,15 @@ impl Ctx<'_> {
         };
         match (stored(e), stored(l)) {
             (Some(x), Some(y)) => {
-                let same = x == y || matches!((self.f.as_int(x), self.f.as_int(y)), (Some(p), Some(q)) if p == q);
-                same && self.uni.level(x) >= need && self.uni.level(y) >= need
+                if let (Op::Const(p), Op::Const(q)) = (&self.f.inst(x).op, &self.f.inst(y).op) {
+                    return p == q;
+                }
+                // One value, uniform, and the same in every iteration of the
+                // loops around the stores: the two threads may be in
+                // different iterations (`y[i * 64 + tid] = x[i]`).
+                let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
+                let per_iteration = loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
+                x == y && !per_iteration && self.uni.level(x) >= need
             }
             _ => false,
         }

@@ -67,6 +67,8 @@ pub struct Kernel<'a> {
     grid_size: [Option<u32>; 3],
     /// [`Kernel::guards`] by block.
     guards: RefCell<HashMap<BlockId, Guards>>,
+    /// Per axis, the group extent every launch in the file gives.
+    launched: [Option<u32>; 3],
 }
 
 impl<'a> Kernel<'a> {
@@ -123,7 +125,7 @@ impl<'a> Kernel<'a> {
             }
         };
         let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
-        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default() }
+        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default(), launched }
     }
 
     /// The wave width lanes are counted in, when it may be relied on.
@@ -336,6 +338,9 @@ impl Query<'_> {
             for &(c, pol) in self.k.guards(side.block).iter() {
                 b.cond(s as u8, c, pol, 0);
             }
+            if self.k.assume == Assumptions::Likely {
+                b.rows_hold_their_columns(s as u8, side.index);
+            }
             if let Some(len) = self.len {
                 b.p.at_most(&Lin::konst(0), a);
                 b.p.at_most(a, &Lin::konst(len as i128 - 1));
@@ -453,6 +458,59 @@ impl Build<'_> {
 
     fn nonneg(&self, l: &Lin) -> bool {
         l.k >= 0 && l.terms.iter().all(|&(v, c)| c > 0 && self.p.dom[v].0 >= 0)
+    }
+
+    /// Likely launch, for an index `… + u * P + c` where `u` is the same for
+    /// the whole group (a loop counter, a group id) and the column `c` is
+    /// made of the thread's own ids (`dst[i * stride + tid]`): the rows are
+    /// written to be at least as wide as the threads that fill them, so
+    /// `c ≤ P - 1`. A column with a group id in it (`blockIdx.x * 16 + tx`
+    /// past the matrix edge) gets nothing: there the rows may overlap.
+    fn rows_hold_their_columns(&mut self, s: u8, index: Value) {
+        let q = self.q;
+        let f = q.k.f;
+        let mut summands = Vec::new();
+        flatten_sum(f, index, &mut summands, 0);
+        let mut column = Lin::konst(0);
+        let mut has_column = false;
+        let mut strides = Vec::new();
+        for &t in &summands {
+            if let Some(axes) = only_local_ids(f, t) {
+                // Where a size or a launch fixes the extent, the launch
+                // decides and nothing is assumed.
+                let free = |ax: usize| matches!(q.k.launched[ax], None | Some(1));
+                if q.k.group_size.is_some() || !(0..3).all(|ax| !axes[ax] || free(ax)) {
+                    return;
+                }
+                column = column.add(&self.val(s, t, 0));
+                has_column = true;
+                continue;
+            }
+            let mut x = t;
+            while let Op::Convert(y) = &f.inst(x).op {
+                x = *y;
+            }
+            if let Op::Binary(BinOp::Mul, a, b) = f.inst(x).op {
+                let uniform = |v: Value| q.k.uni.level(v) >= Level::Group;
+                // The stride is the launch input (a parameter, a constant, a
+                // template value); the row is what moves along the rows (a
+                // loop counter, a group id).
+                if uniform(a) && uniform(b) {
+                    match (launch_input(f, a, 0), launch_input(f, b, 0)) {
+                        (false, true) => strides.push(b),
+                        (true, false) => strides.push(a),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if !has_column {
+            return;
+        }
+        for stride in strides {
+            let p = self.val(s, stride, 0);
+            self.p.at_most(&column, &p.plus(-1));
+        }
     }
 
     /// A value not modelled further: one symbol per owner.
@@ -1091,6 +1149,60 @@ fn trip_count(f: &Function, cfg: &Cfg, l: usize) -> Option<i128> {
 
 /// Whether `x` has the same value in every iteration of `lp`: defined
 /// outside it, or pure arithmetic on such values and launch constants.
+/// The summands of a sum, through integer conversions.
+fn flatten_sum(f: &Function, v: Value, out: &mut Vec<Value>, depth: u32) {
+    match &f.inst(v).op {
+        Op::Binary(BinOp::Add, a, b) if depth < 16 => {
+            flatten_sum(f, *a, out, depth + 1);
+            flatten_sum(f, *b, out, depth + 1);
+        }
+        Op::Convert(x) if depth < 16 && f.inst(v).ty.is_int() && f.inst(*x).ty.is_int() => flatten_sum(f, *x, out, depth + 1),
+        _ => out.push(v),
+    }
+}
+
+/// Whether a value is fixed for the whole launch: computed from constants,
+/// parameters, constant memory and the launch's sizes alone.
+fn launch_input(f: &Function, v: Value, depth: u32) -> bool {
+    if depth > 12 {
+        return false;
+    }
+    match &f.inst(v).op {
+        Op::Const(_) | Op::Param(_) => true,
+        Op::Builtin(b) => matches!(b, Builtin::GroupSize(_) | Builtin::NumGroups(_)),
+        Op::Load(m) => m.space == lockstep_ir::MemSpace::Constant && launch_input(f, m.index, depth + 1),
+        Op::Convert(a) | Op::Unary(_, a) => launch_input(f, *a, depth + 1),
+        Op::Binary(_, a, b) => launch_input(f, *a, depth + 1) && launch_input(f, *b, depth + 1),
+        _ => false,
+    }
+}
+
+/// When a value is computed from the thread's ids within its group and
+/// constants alone (and uses at least one id): the axes it uses.
+fn only_local_ids(f: &Function, v: Value) -> Option<[bool; 3]> {
+    fn walk(f: &Function, v: Value, depth: u32, axes: &mut [bool; 3]) -> bool {
+        if depth > 12 {
+            return false;
+        }
+        match &f.inst(v).op {
+            Op::Builtin(Builtin::LocalId(ax)) => {
+                axes[*ax as usize % 3] = true;
+                true
+            }
+            Op::Builtin(Builtin::LocalIndex) => {
+                *axes = [true; 3];
+                true
+            }
+            Op::Const(_) => true,
+            Op::Convert(a) | Op::Unary(_, a) => walk(f, *a, depth + 1, axes),
+            Op::Binary(_, a, b) => walk(f, *a, depth + 1, axes) && walk(f, *b, depth + 1, axes),
+            _ => false,
+        }
+    }
+    let mut axes = [false; 3];
+    (walk(f, v, 0, &mut axes) && axes.iter().any(|&a| a)).then_some(axes)
+}
+
 fn invariant_in(f: &Function, inst_block: &[Option<BlockId>], lp: &lockstep_analysis::cfg::Loop, x: Value, depth: u32) -> bool {
     if inst_block[x.index()].is_none_or(|b| lp.blocks.binary_search(&b).is_err()) {
         return true;
