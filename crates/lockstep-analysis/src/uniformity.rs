@@ -106,6 +106,9 @@ pub struct Uniformity {
     branch_levels: Vec<Level>,
     /// Threads per wave assumed for wave-alignment reasoning.
     pub wave_size: u32,
+    /// Per value: the loop after which it holds a whole wave's butterfly
+    /// reduction (see [`butterfly_reductions`]).
+    butterfly: Vec<Option<usize>>,
 }
 
 impl Uniformity {
@@ -148,6 +151,7 @@ impl Uniformity {
             reasons: vec![Reason::Uniform; n],
             block_levels: vec![Level::Grid; f.blocks.len()],
             wave_size,
+            butterfly: butterfly_reductions(f, cfg),
         };
         let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
@@ -222,6 +226,12 @@ impl Uniformity {
                         reason = Reason::TemporalDivergence(l.header);
                     }
                 }
+            }
+        }
+        if let Some(li) = self.butterfly[o.index()] {
+            if level < Level::Wave && cfg.loops[li].blocks.binary_search(&use_block).is_err() {
+                level = Level::Wave;
+                reason = Reason::Wave(WaveOp::ShuffleXor);
             }
         }
         (level, reason)
@@ -467,4 +477,72 @@ fn lane_linear(f: &Function, v: Value, wave: u32) -> bool {
 /// Whether a type can carry divergence worth reporting (everything but void).
 pub fn has_value(t: Type) -> bool {
     t != Type::Void
+}
+
+/// Loop-header phis that, once their loop is done, hold a reduction over a
+/// whole wave: the butterfly `for (o = W/2; o > 0; o >>= 1) x = x ⊕ shfl_xor(x, o)`
+/// with `⊕` associative and commutative and `W` at least the wave width the
+/// language fixes. Every lane then holds the same combination of all lanes'
+/// values. Inside the loop the phi still differs between lanes.
+fn butterfly_reductions(f: &Function, cfg: &Cfg) -> Vec<Option<usize>> {
+    let mut out = vec![None; f.insts.len()];
+    let Some(wave) = f.entry.as_ref().and_then(|e| e.wave_size) else { return out };
+    for (li, l) in cfg.loops.iter().enumerate() {
+        if l.exiting != [l.header] {
+            continue;
+        }
+        let in_loop = |b: BlockId| l.blocks.binary_search(&b).is_ok();
+        let split = |inc: &[(BlockId, Value)]| -> Option<(Value, Value)> {
+            let init = inc.iter().filter(|(p, _)| !in_loop(*p)).map(|p| p.1).collect::<Vec<_>>();
+            let next = inc.iter().filter(|(p, _)| in_loop(*p)).map(|p| p.1).collect::<Vec<_>>();
+            match (init.as_slice(), next.as_slice()) {
+                ([i], [n]) => Some((*i, *n)),
+                _ => None,
+            }
+        };
+        // The offset: starts at a power of two, halves, runs while positive.
+        let Some(cond) = f.block(l.header).term.condition() else { continue };
+        let offset = match f.inst(cond).op {
+            Op::Cmp(lockstep_ir::CmpOp::Gt, o, z) if f.as_int(z) == Some(0) => o,
+            Op::Cmp(lockstep_ir::CmpOp::Ge, o, z) if f.as_int(z) == Some(1) => o,
+            Op::Cmp(lockstep_ir::CmpOp::Ne, o, z) if f.as_int(z) == Some(0) => o,
+            _ => continue,
+        };
+        let Op::Phi(inc) = &f.inst(offset).op else { continue };
+        let Some((start, next)) = split(inc) else { continue };
+        let Some(start) = f.as_int(start).filter(|&c| c > 0 && (c as u64).is_power_of_two()) else { continue };
+        let halves = match f.inst(next).op {
+            Op::Binary(BinOp::Shr, a, k) => a == offset && f.as_int(k) == Some(1),
+            Op::Binary(BinOp::Div, a, k) => a == offset && f.as_int(k) == Some(2),
+            _ => false,
+        };
+        if !halves || (2 * start as u64) < wave as u64 {
+            continue;
+        }
+        for &v in &f.block(l.header).insts {
+            let Op::Phi(inc) = &f.inst(v).op else { continue };
+            let Some((_, update)) = split(inc) else { continue };
+            let shuffled = |s: Value| match &f.inst(s).op {
+                Op::Wave(WaveOp::ShuffleXor, args) => {
+                    args.first() == Some(&v)
+                        && args.get(1) == Some(&offset)
+                        && args.get(2).is_none_or(|&w| f.as_int(w).is_some_and(|w| w as u64 >= wave as u64))
+                }
+                _ => false,
+            };
+            let combines = match &f.inst(update).op {
+                Op::Binary(BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::LAnd | BinOp::LOr, a, b) => {
+                    (*a == v && shuffled(*b)) || (*b == v && shuffled(*a))
+                }
+                Op::Math(lockstep_ir::MathFn::Min | lockstep_ir::MathFn::Max, args) if args.len() == 2 => {
+                    (args[0] == v && shuffled(args[1])) || (args[1] == v && shuffled(args[0]))
+                }
+                _ => false,
+            };
+            if combines {
+                out[v.index()] = Some(li);
+            }
+        }
+    }
+    out
 }

@@ -433,7 +433,8 @@ impl Ctx<'_> {
                 // different iterations (`y[i * 64 + tid] = x[i]`).
                 let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
                 let per_iteration = loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
-                x == y && !per_iteration && self.uni.level(x) >= need
+                let level_at_store = |a: &Access| self.pos.of(a.inst).map_or(Level::Thread, |(b, _)| self.uni.level_at(self.cfg, x, b));
+                x == y && !per_iteration && level_at_store(e) >= need && level_at_store(l) >= need
             }
             _ => false,
         }
@@ -530,7 +531,13 @@ impl Ctx<'_> {
                             (_, None, Hazard::War) => Rule::SharedWar,
                             (_, None, Hazard::Waw) => Rule::SharedWaw,
                         };
-                        let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Group);
+                        // One value per wave (a shuffle reduction's result) is one
+                        // value for the pair when only threads of one wave can meet.
+                        let same_value = hz == Hazard::Waw
+                            && (self.same_value(e, l, Level::Group)
+                                || (self.same_value(e, l, Level::Wave)
+                                    && f.entry.as_ref().is_some_and(|e| e.wave_size.is_some())
+                                    && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
                         self.out.push(Finding {
                             rule,
                             hazard: Some(hz),
