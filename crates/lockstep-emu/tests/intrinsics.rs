@@ -573,3 +573,51 @@ fn hlsl_bit_and_half_intrinsics_are_exact() {
         assert!(g == w || both_nan, "cell {i} (input {:#x}): got {g:#x}, want {w:#x}", data[i / 6]);
     }
 }
+
+/// Every `half2` helper of the CUDA vector table, through the emulator.
+const HALF2_CU: &str = r#"
+__global__ void k(const float* in, float* out) {
+    unsigned int i = threadIdx.x;
+    float a = in[2 * i], b = in[2 * i + 1];
+    half2 h = __floats2half2_rn(a, b);
+    float2 back = __half22float2(h);
+    half2 swapped = __halves2half2(__high2half(h), __low2half(h));
+    half2 lows = __lows2half2(h, swapped);
+    half2 highs = __highs2half2(h, swapped);
+    half2 fromf = __float22half2_rn(make_float2(b, a));
+    half2 both = __half2half2(__low2half(h));
+    half2 spread = __float2half2_rn(a);
+    out[12 * i + 0] = back.x;
+    out[12 * i + 1] = back.y;
+    out[12 * i + 2] = __low2float(swapped);
+    out[12 * i + 3] = __high2float(swapped);
+    out[12 * i + 4] = __high2float(lows);
+    out[12 * i + 5] = __low2float(highs);
+    out[12 * i + 6] = __low2float(fromf);
+    out[12 * i + 7] = __high2float(fromf);
+    out[12 * i + 8] = __high2float(both);
+    out[12 * i + 9] = __low2float(spread);
+    out[12 * i + 10] = __high2float(spread);
+    out[12 * i + 11] = __half2float(__low2half(h));
+}
+"#;
+
+#[test]
+fn cuda_half2_helpers_take_apart_and_build_vectors_exactly() {
+    let inputs: Vec<f32> = [0.0f32, -0.0, 1.0, -2.5, 65504.0, 70000.0, 1e-8, 0.333_333, -65520.0, -1e-5, 3.14159, 1024.5]
+        .into_iter()
+        .cycle()
+        .take(128)
+        .collect();
+    let launch = format!("[buffers.in]\ndata = {inputs:?}\n[buffers.out]\nlen = 768\n");
+    let out = run_source(Lang::Cuda, HALF2_CU, &launch, [1, 1, 1]);
+    let half = |x: f32| f16_to_f32(f32_to_f16(x));
+    let want: Vec<u32> = inputs
+        .chunks(2)
+        .flat_map(|p| {
+            let (a, b) = (half(p[0]), half(p[1]));
+            [a, b, b, a, b, b, half(p[1]), half(p[0]), a, a, a, a].map(f32::to_bits)
+        })
+        .collect();
+    assert_eq!(out.buffer("out").unwrap().u32s(), want);
+}

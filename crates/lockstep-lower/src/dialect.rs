@@ -82,6 +82,8 @@ pub struct Dialect {
     pub wave_mask_first: bool,
     /// Intrinsic functions: integer, float, half, bit and memory-fetch built-ins.
     pub intrinsics: &'static [Intrinsic],
+    /// Intrinsics that take small vectors apart or build them (`__low2half`, `__halves2half2`).
+    pub vector_intrinsics: &'static [(&'static str, VectorIntrinsic)],
     /// Prefixes of toolkit intrinsic names (`__` in CUDA): a call to an unknown function
     /// with one is an intrinsic lockstep does not model, worth a warning.
     pub intrinsic_prefixes: &'static [&'static str],
@@ -213,6 +215,20 @@ pub enum IntrinsicOp {
     FetchElement,
     /// The mask of the wave's active lanes: a ballot of `true`, uniform per wave.
     ActiveLaneMask,
+}
+
+/// A vector-shaped intrinsic: which components it reads and the element
+/// type it converts them to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorIntrinsic {
+    /// Component `n` of the vector argument (`__high2half(h)` is `h.y`).
+    Component(u32, Type),
+    /// A vector of every argument's components in order (`__halves2half2(a, b)`).
+    Pack(Type),
+    /// The scalar argument in each of `n` components (`__half2half2(h)`).
+    Splat(Type, u32),
+    /// Component `n` of each argument (`__lows2half2(a, b)` is `(a.x, b.x)`).
+    Gather(u32, Type),
 }
 
 /// One intrinsic function: its name, the IR it becomes and its types.
@@ -389,6 +405,23 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     memory("__activemask", IntrinsicOp::ActiveLaneMask),
 ];
 
+/// CUDA's `half2` helpers (`cuda_fp16.h`), exact: the conversions round to
+/// nearest even like `__float2half_rn`.
+static CUDA_VECTOR_INTRINSICS: &[(&str, VectorIntrinsic)] = &[
+    ("__low2half", VectorIntrinsic::Component(0, Type::F16)),
+    ("__high2half", VectorIntrinsic::Component(1, Type::F16)),
+    ("__low2float", VectorIntrinsic::Component(0, Type::F32)),
+    ("__high2float", VectorIntrinsic::Component(1, Type::F32)),
+    ("__halves2half2", VectorIntrinsic::Pack(Type::F16)),
+    ("__floats2half2_rn", VectorIntrinsic::Pack(Type::F16)),
+    ("__half22float2", VectorIntrinsic::Pack(Type::F32)),
+    ("__float22half2_rn", VectorIntrinsic::Pack(Type::F16)),
+    ("__half2half2", VectorIntrinsic::Splat(Type::F16, 2)),
+    ("__float2half2_rn", VectorIntrinsic::Splat(Type::F16, 2)),
+    ("__lows2half2", VectorIntrinsic::Gather(0, Type::F16)),
+    ("__highs2half2", VectorIntrinsic::Gather(1, Type::F16)),
+];
+
 pub static HLSL: Dialect = Dialect {
     name: "hlsl",
     barriers: &[
@@ -474,6 +507,7 @@ pub static HLSL: Dialect = Dialect {
     ],
     wave_mask_first: false,
     intrinsics: HLSL_INTRINSICS,
+    vector_intrinsics: &[],
     intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: false,
@@ -559,6 +593,7 @@ pub static CUDA: Dialect = Dialect {
     ],
     wave_mask_first: true,
     intrinsics: CUDA_INTRINSICS,
+    vector_intrinsics: CUDA_VECTOR_INTRINSICS,
     intrinsic_prefixes: &["__"],
     sync_objects: &[
         SyncObject { constructor: "this_thread_block", type_name: "thread_block", exec: Scope::Group },
@@ -778,6 +813,7 @@ pub static OPENCL: Dialect = Dialect {
     ],
     wave_mask_first: false,
     intrinsics: OPENCL_INTRINSICS,
+    vector_intrinsics: &[],
     intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: true,
@@ -998,6 +1034,7 @@ pub static GLSL: Dialect = Dialect {
     ],
     wave_mask_first: false,
     intrinsics: GLSL_INTRINSICS,
+    vector_intrinsics: &[],
     intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: false,
@@ -1055,6 +1092,10 @@ pub static GLSL: Dialect = Dialect {
 };
 
 impl Dialect {
+    pub fn vector_intrinsic(&self, name: &str) -> Option<VectorIntrinsic> {
+        self.vector_intrinsics.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
     pub fn axis_builtin(&self, name: &str) -> Option<AxisBuiltin> {
         self.axis_builtins.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
     }

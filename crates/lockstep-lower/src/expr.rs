@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -1206,6 +1206,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(i) = d.intrinsic(name) {
             return self.intrinsic(i, args, call, span);
         }
+        if let Some(v) = d.vector_intrinsic(name) {
+            return self.vector_intrinsic(v, name, args, call, span);
+        }
         let template_type = match self.cx.template_args.get(name) {
             Some(TemplateArg::Type(t)) => Some(t.clone()),
             _ => None,
@@ -1496,6 +1499,30 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// An intrinsic call lockstep cannot lower: one warning, then an opaque call
     /// (its arguments are already lowered), whose value is unknown to the
     /// analyses and stops the emulator.
+    fn vector_intrinsic(&mut self, v: VectorIntrinsic, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        let picked: Option<(Vec<Value>, Type)> = match (v, rvs.as_slice()) {
+            (VectorIntrinsic::Component(n, t), [rv]) => rv.vals.get(n as usize).map(|&x| (vec![x], t)),
+            (VectorIntrinsic::Pack(t), _) if !rvs.is_empty() => Some((rvs.iter().flat_map(|r| r.vals.iter().copied()).collect(), t)),
+            (VectorIntrinsic::Splat(t, n), [rv]) if rv.vals.len() == 1 => Some((vec![rv.vals[0]; n as usize], t)),
+            (VectorIntrinsic::Gather(n, t), _) if !rvs.is_empty() => rvs.iter().map(|r| r.vals.get(n as usize).copied()).collect::<Option<Vec<_>>>().map(|vals| (vals, t)),
+            _ => None,
+        };
+        let Some((vals, elem)) = picked.filter(|(vals, _)| !vals.is_empty()) else {
+            let why = format!("its {} arguments do not have the components it takes", rvs.len());
+            return self.unmodelled_intrinsic(name, &why, call, span);
+        };
+        let converted: Vec<Value> = vals
+            .iter()
+            .map(|&x| {
+                let from = RV { vals: vec![x], ty: SrcType::Scalar(self.f.inst(x).ty) };
+                self.convert_to(&from, &SrcType::Scalar(elem), span)[0]
+            })
+            .collect();
+        let ty = if converted.len() == 1 { SrcType::Scalar(elem) } else { SrcType::Vector(elem, converted.len() as u32) };
+        RV { vals: converted, ty }
+    }
+
     fn unmodelled_intrinsic(&mut self, name: &str, why: &str, call: Node<'t>, span: Span) -> RV {
         self.diag("unsupported", call, format!("`{name}` is not modelled here: {why}; its result is treated as unknown"));
         self.opaque_call(name, Vec::new(), span)
