@@ -48,6 +48,10 @@ pub struct Ctx<'t> {
     pub instance_written: Option<String>,
     /// The template parameters of the code being lowered, bound.
     pub template_args: Bindings,
+    /// Integer constants declared in the function scopes in view
+    /// (`constexpr int BK = 64;`): array sizes and other constant
+    /// expressions use them. Kept by the function lowerer.
+    pub local_ints: FxHashMap<String, i64>,
     /// Explicit instantiations (`template __global__ void k<float, 16>(…);`)
     /// by template name: their argument lists.
     pub instantiations: FxHashMap<String, Vec<Node<'t>>>,
@@ -112,6 +116,7 @@ impl<'t> Ctx<'t> {
                     Some(TemplateArg::Int(v)) => Some(*v),
                     _ => None,
                 },
+                _ if self.local_ints.contains_key(self.text(n)) => self.local_ints.get(self.text(n)).copied(),
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
                 _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
             },
@@ -473,6 +478,7 @@ pub fn lower_tree_streaming(
         methods: FxHashMap::default(),
         instance_written: None,
         template_args: Bindings::default(),
+        local_ints: FxHashMap::default(),
         instantiations: FxHashMap::default(),
         options,
         launches,

@@ -91,6 +91,8 @@ pub struct FnLowerer<'c, 't> {
     pub ssa: Ssa,
     pub cur: BlockId,
     scopes: Vec<FxHashMap<String, Binding>>,
+    /// Per scope, the names it binds to integer constants, with their values.
+    scope_ints: Vec<FxHashMap<String, i64>>,
     loops: Vec<LoopTargets>,
     frames: Vec<Frame>,
     pub depth: u32,
@@ -115,6 +117,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             ssa: Ssa::default(),
             cur: BlockId(0),
             scopes: vec![FxHashMap::default()],
+            scope_ints: vec![FxHashMap::default()],
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
@@ -233,7 +236,43 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn bind(&mut self, name: String, b: Binding) {
-        self.scopes.last_mut().expect("a scope is always open").insert(name, b);
+        self.scope_ints.last_mut().expect("a scope is always open").remove(&name);
+        self.scopes.last_mut().expect("a scope is always open").insert(name.clone(), b);
+        self.refresh_local_int(&name);
+    }
+
+    /// Binds a name that holds an integer constant, which constant
+    /// expressions (array sizes) may then use.
+    fn bind_int_constant(&mut self, name: String, value: i64, b: Binding) {
+        self.bind(name.clone(), b);
+        self.scope_ints.last_mut().expect("a scope is always open").insert(name.clone(), value);
+        self.refresh_local_int(&name);
+    }
+
+    /// Makes the module context's view of `name` the innermost binding's.
+    fn refresh_local_int(&mut self, name: &str) {
+        let innermost = self.scopes.iter().rposition(|s| s.contains_key(name));
+        match innermost.and_then(|i| self.scope_ints[i].get(name)) {
+            Some(&v) => {
+                self.cx.local_ints.insert(name.to_string(), v);
+            }
+            None => {
+                self.cx.local_ints.remove(name);
+            }
+        }
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(FxHashMap::default());
+        self.scope_ints.push(FxHashMap::default());
+    }
+
+    fn pop_scope(&mut self) {
+        let names: Vec<String> = self.scopes.pop().map(|s| s.into_keys().collect()).unwrap_or_default();
+        self.scope_ints.pop();
+        for name in names {
+            self.refresh_local_int(&name);
+        }
     }
 
     pub fn new_vars(&mut self, ty: &SrcType, name: &str) -> Vec<Var> {
@@ -386,12 +425,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let span = self.span(n);
         match self.cx.kind(n) {
             "compound_statement" | "declaration_list" => {
-                self.scopes.push(FxHashMap::default());
+                self.push_scope();
                 let mut c = n.walk();
                 for k in n.named_children(&mut c) {
                     self.stmt(k);
                 }
-                self.scopes.pop();
+                self.pop_scope();
             }
             "expression_statement" => {
                 if let Some(e) = n.named_child(0) {
@@ -502,7 +541,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn for_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
-        self.scopes.push(FxHashMap::default());
+        self.push_scope();
         if let Some(init) = n.field(self.cx.fields.initializer) {
             if self.cx.kind(init) == "declaration" {
                 self.declaration(init);
@@ -531,7 +570,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.seal(header);
         self.seal(exit);
         self.enter(exit);
-        self.scopes.pop();
+        self.pop_scope();
     }
 
     fn do_stmt(&mut self, n: Node<'t>) {
@@ -629,7 +668,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn declaration(&mut self, n: Node<'t>) {
         let words = decl_words(self.cx, n);
         let space = words.iter().find_map(|w| self.cx.d.space_qualifier(w));
-        let is_const = words.contains(&"const");
+        let is_const = words.contains(&"const") || words.contains(&"constexpr");
         let is_static = words.contains(&"static");
         let coherent = words.iter().any(|w| self.cx.d.coherent_qualifiers.contains(w));
         let base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
@@ -704,7 +743,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         let x = self.int(*t, v, span);
                         let vars = self.new_vars(&ty, &name);
                         self.ssa.write(vars[0], self.cur, x);
-                        self.bind(name, Binding::Place(Place::Vars { vars, ty }));
+                        self.bind_int_constant(name, v, Binding::Place(Place::Vars { vars, ty }));
                         continue;
                     }
                 }
@@ -810,6 +849,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let return_to = self.new_block(span);
         // Bind parameters in a fresh scope that sees only globals.
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![FxHashMap::default()]);
+        let saved_scope_ints = std::mem::replace(&mut self.scope_ints, vec![FxHashMap::default()]);
+        let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
         // A member function sees its object's fields by name.
@@ -863,6 +904,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         self.frames.pop();
         self.scopes = saved_scopes;
+        self.scope_ints = saved_scope_ints;
+        self.cx.local_ints = saved_local_ints;
         self.loops = saved_loops;
         self.seal(return_to);
         self.enter(return_to);

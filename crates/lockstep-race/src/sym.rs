@@ -513,6 +513,37 @@ impl Build<'_> {
         }
     }
 
+    /// For a loop counter that starts uniform and steps by a group-uniform
+    /// launch input (`for (i0 = 0; …; i0 += 128)`), the step.
+    fn uniform_step(&self, v: Value) -> Option<Value> {
+        let k = self.q.k;
+        let f = k.f;
+        let Op::Phi(incoming) = &f.inst(v).op else { return None };
+        let l = k.inst_block[v.index()].and_then(|b| k.header_of[b.index()])?;
+        let lp = &k.cfg.loops[l];
+        let mut step = None;
+        for &(pred, val) in incoming {
+            if lp.blocks.binary_search(&pred).is_ok() {
+                let Op::Binary(BinOp::Add, a, b) = f.inst(val).op else { return None };
+                let st = if a == v { b } else if b == v { a } else { return None };
+                if step.is_some_and(|s| s != st) || !launch_input(f, st, 0) {
+                    return None;
+                }
+                step = Some(st);
+            } else if k.uni.level(val) < Level::Group {
+                return None;
+            }
+        }
+        step
+    }
+
+    /// Whether a value is the thread's own ids on axes no launch fixes.
+    fn thread_offset_on_free_axes(&self, v: Value) -> bool {
+        let k = self.q.k;
+        let free = |ax: usize| matches!(k.launched[ax], None | Some(1));
+        k.group_size.is_none() && only_local_ids(k.f, v).is_some_and(|axes| (0..3).all(|ax| !axes[ax] || free(ax)))
+    }
+
     /// A value not modelled further: one symbol per owner.
     fn leaf(&mut self, s: u8, v: Value) -> Lin {
         let q = self.q;
@@ -637,7 +668,22 @@ impl Build<'_> {
         let unsigned = !self.q.k.f.inst(v).ty.is_signed();
         let kb = b.as_const();
         match op {
-            BinOp::Add => a.add(&b),
+            BinOp::Add => {
+                if self.q.k.assume == Assumptions::Likely {
+                    for (counter, offset, off_lin) in [(x, y, &b), (y, x, &a)] {
+                        if let Some(step) = self.uniform_step(counter) {
+                            if self.thread_offset_on_free_axes(offset) {
+                                // `i0 + tid` with `i0 += S`: the threads of one
+                                // step cover [i0, i0 + S); the kernel is written
+                                // for a group that fits in one step.
+                                let st = self.val(s, step, d);
+                                self.p.at_most(off_lin, &st.plus(-1));
+                            }
+                        }
+                    }
+                }
+                a.add(&b)
+            }
             BinOp::Sub => a.sub(&b),
             BinOp::Mul => match (a.as_const(), kb) {
                 (_, Some(c)) => a.scale(c),
