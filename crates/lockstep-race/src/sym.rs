@@ -518,6 +518,13 @@ impl Build<'_> {
     fn uniform_step(&self, v: Value) -> Option<Value> {
         let k = self.q.k;
         let f = k.f;
+        let mut v = v;
+        while let Op::Convert(x) = f.inst(v).op {
+            if !f.inst(x).ty.is_int() {
+                return None;
+            }
+            v = x;
+        }
         let Op::Phi(incoming) = &f.inst(v).op else { return None };
         let l = k.inst_block[v.index()].and_then(|b| k.header_of[b.index()])?;
         let lp = &k.cfg.loops[l];
