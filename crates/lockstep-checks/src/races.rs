@@ -314,6 +314,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             undecided_inputs(m, f, r.index, &mut undecided);
         }
     }
+    let caller_unknown = f.entry.as_ref().is_some_and(|e| e.caller_unknown);
+    let through_parameter = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Param(_)));
+    if caller_unknown && (through_parameter(&x.later) || x.earlier.as_ref().is_some_and(through_parameter)) {
+        // Which memory the pointer holds, and which threads share it, is the
+        // unseen caller's choice.
+        undecided.data.push("memory a pointer parameter points to, which the caller (not in this file) chooses".to_string());
+    }
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(b) = kernel.block_of(at.inst) {
             for &(cond, _) in kernel.guards(b).iter() {

@@ -126,7 +126,9 @@ pub fn classify_ref(module: &Module, f: &Function, m: &MemRef) -> (Vec<Space>, A
     let space = match (target, global) {
         (_, Some(g)) => g.space,
         (Target::Local, _) => MemSpace::Private,
-        (Target::Param, _) if m.space == MemSpace::Unknown && f.entry.is_some() => MemSpace::Device,
+        // A kernel's pointer parameters point to device memory; those of a
+        // function analysed without its caller may point anywhere.
+        (Target::Param, _) if m.space == MemSpace::Unknown && f.entry.as_ref().is_some_and(|e| !e.caller_unknown) => MemSpace::Device,
         _ => m.space,
     };
     let alloc = match (target, global) {

@@ -157,6 +157,10 @@ pub struct EntryInfo {
     /// Groups in the grid along each axis where it is known (`--grid-size`,
     /// or every launch agrees on it).
     pub grid_size: [Option<u32>; 3],
+    /// A device function analysed as if a kernel nobody can see called it
+    /// (a header with no kernel): its pointer parameters may point into
+    /// shared or device memory.
+    pub caller_unknown: bool,
 }
 
 impl EntryInfo {

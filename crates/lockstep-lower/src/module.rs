@@ -488,6 +488,9 @@ pub fn lower_tree_streaming(
     let has_errors = report_syntax_errors(&mut ctx, root);
     let mut kernels = Vec::new();
     collect_items(&mut ctx, root, &mut kernels, 0);
+    if kernels.is_empty() {
+        lower_device_functions_of_a_header(&mut ctx, db, sink);
+    }
     for k in kernels {
         if k.has_error() {
             let name = function_name(&ctx, k).unwrap_or_default();
@@ -555,6 +558,50 @@ pub fn lower_tree_streaming(
         }
     }
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
+}
+
+/// A file with no kernel (a header of helpers): each device function that
+/// synchronizes or touches group memory is analysed as if a kernel nobody
+/// can see called it, so the barrier code that lives in headers is checked.
+fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_source::SourceDb, sink: &mut KernelSink) {
+    let mut defs: Vec<Node<'t>> = ctx.funcs.values().flatten().copied().filter(|&def| is_device_function(ctx, def) && synchronizes_or_shares(ctx, def)).collect();
+    defs.sort_by_key(|d| d.start_byte());
+    for def in defs {
+        if def.has_error() {
+            continue;
+        }
+        let name = function_name(ctx, def).unwrap_or_default();
+        let params = template::template_parameters(ctx, def);
+        if let Some(params) = params {
+            ctx.template_args = template::bind(ctx, params, &[], &Bindings::default());
+        }
+        let lowered = FnLowerer::lower_with_unknown_caller(ctx, def);
+        ctx.template_args.clear();
+        if let Some(mut f) = lowered {
+            if let Some(entry) = f.entry.as_mut() {
+                let generic = if params.is_some() { ", with its template parameters unknown" } else { "" };
+                entry.template = Some(format!("`{name}`, analysed as if called from a kernel in another file (this file has none){generic}"));
+            }
+            sink(db, &ctx.module, f);
+        }
+    }
+}
+
+/// Whether a definition is marked as device code (`__device__`).
+fn is_device_function<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> bool {
+    let mut c = def.walk();
+    let marked = def.children(&mut c).any(|ch| ctx.text(ch) == "__device__");
+    marked
+}
+
+/// Whether a function body names a barrier, a group-shared declaration or a
+/// synchronization object.
+fn synchronizes_or_shares<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> bool {
+    let Some(body) = def.field(ctx.fields.body) else { return false };
+    let text = ctx.text(body);
+    ctx.d.barriers.iter().any(|(name, _)| text.contains(name))
+        || ctx.d.space_qualifiers.iter().any(|(q, space)| *space == MemSpace::Shared && text.contains(q))
+        || ctx.d.sync_objects.iter().any(|o| text.contains(o.type_name))
 }
 
 /// Reports ERROR and MISSING nodes (walking iteratively: trees can be very deep).

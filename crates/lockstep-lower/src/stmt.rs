@@ -8,7 +8,7 @@ use crate::ssa::{Ssa, Var};
 use crate::template;
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{
-    BinOp, BlockId, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
+    BinOp, BlockId, EntryInfo, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
     MemSpace, Op, Param, Root, Scope, Terminator, Type, Value,
 };
 use lockstep_source::Span;
@@ -106,8 +106,19 @@ pub struct FnLowerer<'c, 't> {
 impl<'c, 't> FnLowerer<'c, 't> {
     /// Lowers a kernel definition (inlining every helper it calls).
     pub fn lower_kernel(cx: &'c mut Ctx<'t>, def: Node<'t>) -> Option<Function> {
-        let name = function_name(cx, def)?;
         let info = entry_info(cx, def)?;
+        Self::lower_entry(cx, def, info)
+    }
+
+    /// Lowers a device function as if a kernel nobody can see called it,
+    /// with its pointer parameters pointing into any memory space.
+    pub fn lower_with_unknown_caller(cx: &'c mut Ctx<'t>, def: Node<'t>) -> Option<Function> {
+        let info = EntryInfo { wave_size: cx.d.wave_size.or(cx.options.wave_size), caller_unknown: true, ..EntryInfo::default() };
+        Self::lower_entry(cx, def, info)
+    }
+
+    fn lower_entry(cx: &'c mut Ctx<'t>, def: Node<'t>, info: EntryInfo) -> Option<Function> {
+        let name = function_name(cx, def)?;
         let span = cx.span(def);
         let mut f = Function::new(name, span);
         f.entry = Some(info.clone());
@@ -154,9 +165,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // pointer read in a loop is the pointer, which can then be traced).
         crate::ssa::remove_trivial_phis(&mut f);
         let module = &l.cx.module;
+        let param_space = if info.caller_unknown { MemSpace::Unknown } else { MemSpace::Device };
         f.resolve_pointer_roots(|root| match root {
             Root::Global(g) => Some(module.global(g).space),
-            Root::Param(_) => Some(MemSpace::Device),
+            Root::Param(_) => Some(param_space),
             Root::Local(_) => Some(MemSpace::Private),
             Root::Ptr(_) => None,
         });
@@ -295,7 +307,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         for (i, p) in list.into_iter().enumerate() {
             let Some(t) = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)) else { continue };
             let decl = p.field(self.cx.fields.declarator);
-            let (name, ty) = match decl.and_then(|d| self.cx.declarator(d, t.clone(), MemSpace::Device)) {
+            let pointee_space = if self.f.entry.as_ref().is_some_and(|e| e.caller_unknown) { MemSpace::Unknown } else { MemSpace::Device };
+            let (name, ty) = match decl.and_then(|d| self.cx.declarator(d, t.clone(), pointee_space)) {
                 Some(x) => x,
                 None => (format!("param{i}"), t),
             };
