@@ -17,7 +17,7 @@ pub mod synth;
 pub use access::{classify_ref, Alloc, HazardOracle, SameAllocation, Space, SPACES};
 
 use access::Effects;
-pub use diag::{diagnostic, removal_edit, RULE};
+pub use diag::{accesses_around, diagnostic, removal_edit, RULE};
 
 use flow::{Prep, SpaceFlow};
 use lockstep_ir::*;
