@@ -311,7 +311,8 @@ fn severity(s: Severity) -> lsp::DiagnosticSeverity {
 
 /// One diagnostic of the document at `uri`. Its labels (the other access, the divergent
 /// predicate) and the definitions of the macros it came through become related information; a
-/// finding in an included file is shown at the document's start and points at the include.
+/// finding in an included file is shown where the document leads to it (or on its first line),
+/// with the included file's location as related information.
 fn to_lsp(db: &SourceDb, d: &Diagnostic, uri: &lsp::Uri) -> lsp::Diagnostic {
     let related = |span: Span, message: String| lsp::DiagnosticRelatedInformation {
         location: lsp::Location { uri: uri_in(db, span.file, uri), range: range(db, span) },
@@ -331,7 +332,12 @@ fn to_lsp(db: &SourceDb, d: &Diagnostic, uri: &lsp::Uri) -> lsp::Diagnostic {
         }
     }
     let in_document = d.span.file == FileId(0);
-    let range = if in_document { range(db, d.span) } else { lsp::Range::default() };
+    let range = if in_document {
+        range(db, d.span)
+    } else {
+        // Where the document leads to it (a call of a header's function), else its first line.
+        d.labels.iter().find(|l| l.span.file == FileId(0)).map_or_else(lsp::Range::default, |l| range(db, l.span))
+    };
     if !in_document {
         let (at, _) = db.location(d.span);
         message = format!("in {}:{}: {message}", db.file(d.span.file).path.display(), at.line);

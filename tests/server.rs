@@ -202,6 +202,58 @@ fn diagnostics_match_check_and_follow_open_change_and_close() {
 }
 
 #[test]
+fn macro_definitions_and_included_files_are_related_locations() {
+    let header = "__device__ void wait_some() {\n    if (threadIdx.x < 16) {\n        __syncthreads();\n    }\n}\n";
+    let kernel = "#include \"sync.cuh\"\n#define SYNC __syncthreads()\n__global__ void k(int* out) {\n    wait_some();\n    if (threadIdx.x < 8) SYNC;\n}\n";
+    let dir = project(&[("sync.cuh", header), ("m.cu", kernel)]);
+    let uri = uri_of(&dir.path().join("m.cu"));
+    let header_uri = uri_of(&dir.path().join("sync.cuh"));
+    let mut client = Client::start(json!({}));
+    let diagnostics = client.open(&uri, kernel);
+    // The header's barrier is shown at the call that leads to it; the macro's at its use.
+    assert_eq!(
+        codes_and_ranges(&diagnostics),
+        vec![("barrier-in-divergent-cf".to_string(), 4, 25, 4, 29), ("barrier-in-divergent-cf".to_string(), 3, 4, 3, 15)]
+    );
+    let in_header = &diagnostics[1];
+    assert!(in_header["message"].as_str().unwrap().starts_with(&format!("in {}:3: ", dir.path().join("sync.cuh").display())), "{in_header}");
+    let related = in_header["relatedInformation"].as_array().unwrap();
+    assert_eq!(
+        related[0]["location"],
+        json!({ "uri": header_uri, "range": { "start": { "line": 2, "character": 8 }, "end": { "line": 2, "character": 23 } } })
+    );
+    let macro_related = diagnostics[0]["relatedInformation"].as_array().unwrap();
+    let definition = macro_related.iter().find(|r| r["message"] == json!("macro `SYNC` is defined here")).expect("the macro's definition is related");
+    assert_eq!(definition["location"]["range"]["start"]["line"], json!(1));
+    // Suppressing the header's finding edits the header, where its suppression must be.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": { "start": { "line": 3, "character": 4 }, "end": { "line": 3, "character": 4 } }, "context": { "diagnostics": [] } }),
+    );
+    let edits = &actions[0]["edit"]["changes"][header_uri.as_str()];
+    let suppressed = apply(header, edits.as_array().unwrap());
+    assert_eq!(suppressed, header.replace("__syncthreads();", "__syncthreads(); // lockstep: allow(barrier-in-divergent-cf)"));
+    // Saving the header checks the documents that include it again.
+    std::fs::write(dir.path().join("sync.cuh"), suppressed).unwrap();
+    client.notify("textDocument/didSave", json!({ "textDocument": { "uri": header_uri } }));
+    assert_eq!(codes_and_ranges(&client.diagnostics(&uri)), vec![("barrier-in-divergent-cf".to_string(), 4, 25, 4, 29)]);
+    client.shutdown();
+}
+
+#[test]
+fn the_vscode_extension_starts_the_server_for_kernel_files() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let package: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("package.json")).unwrap()).unwrap();
+    assert!(package["dependencies"]["vscode-languageclient"].is_string());
+    let client = std::fs::read_to_string(dir.join(package["main"].as_str().unwrap())).unwrap();
+    assert!(client.contains("args: [\"server\"]"));
+    let glob = client.split("\"**/*.{").nth(1).and_then(|rest| rest.split('}').next()).expect("a kernel file pattern");
+    for extension in glob.split(',') {
+        assert!(lockstep_lower::Lang::from_path(Path::new(&format!("k.{extension}"))).is_some(), "lockstep does not read .{extension}");
+    }
+}
+
+#[test]
 fn code_actions_remove_a_dead_barrier_and_suppress_a_rule() {
     let dir = project(&[("lockstep.toml", GROUP_OF_256), ("d.cu", BARRIERS)]);
     let uri = uri_of(&dir.path().join("d.cu"));
