@@ -276,7 +276,7 @@ impl Server {
         // A barrier in a helper has one report per kernel it is inlined into.
         let copies: Vec<&BarrierReport> = report.barriers.iter().filter(|b| b.span == hovered.span).collect();
         Some(lsp::Hover {
-            contents: lsp::HoverContents::Markup(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value: explain_barrier(&copies) }),
+            contents: lsp::HoverContents::Markup(lsp::MarkupContent { kind: lsp::MarkupKind::Markdown, value: explain_barrier(&report.db, &copies) }),
             range: Some(range(&report.db, hovered.span)),
         })
     }
@@ -391,8 +391,16 @@ fn suppression(db: &SourceDb, d: &Diagnostic) -> (Span, String) {
     }
 }
 
+/// An access in words: its code and where it is.
+fn access(db: &SourceDb, span: Span) -> String {
+    let code = db.snippet(span).split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = db.location(span).0.line;
+    let place = if span.file == FileId(0) { format!("line {line}") } else { format!("{}:{line}", db.file(span.file).path.display()) };
+    format!("`{code}` ({place})")
+}
+
 /// What a barrier orders, in words, from the dead-barrier analysis of every kernel it is in.
-fn explain_barrier(copies: &[&BarrierReport]) -> String {
+fn explain_barrier(db: &SourceDb, copies: &[&BarrierReport]) -> String {
     let mut out = String::from("**barrier**");
     if copies.len() > 1 {
         out.push_str(&format!(" (in {} kernels)", copies.len()));
@@ -428,13 +436,13 @@ fn explain_barrier(copies: &[&BarrierReport]) -> String {
                 let f = flags(*space);
                 let mut pairs = Vec::new();
                 if f.write_above && f.read_below {
-                    pairs.push("writes before it from reads after it");
+                    pairs.push("writes before it apart from reads after it");
                 }
                 if f.write_above && f.write_below {
-                    pairs.push("writes before it from writes after it");
+                    pairs.push("writes before it apart from writes after it");
                 }
                 if f.read_above && f.write_below {
-                    pairs.push("reads before it from writes after it");
+                    pairs.push("reads before it apart from writes after it");
                 }
                 if !pairs.is_empty() {
                     orders.push(format!("in {}, it keeps {}", space_name(*space), pairs.join(", and ")));
@@ -445,14 +453,24 @@ fn explain_barrier(copies: &[&BarrierReport]) -> String {
             } else {
                 out.push_str(&format!("It is needed: {}. Without it, another thread could see these accesses in the wrong order.", orders.join("; ")));
             }
+            let witness = copies.iter().find_map(|b| b.hazard.and_then(|h| Some((h.space, h.before?, h.after?))));
+            if let Some((space, before, after)) = witness {
+                out.push_str(&format!(
+                    "\n\nFor example, {} before it and {} after it can touch the same {} from two threads.",
+                    access(db, before),
+                    access(db, after),
+                    if space == Space::Shared { "shared cell" } else { "device cell" }
+                ));
+            }
         }
         Some(Keep::Reduction) => out.push_str("It also combines a value from every thread of the group; that result is data, so it stays."),
         Some(Keep::LeftAlone) => out.push_str("Not every thread of the group may reach it (`barrier-in-divergent-cf`), so it is not considered for removal."),
         Some(Keep::TooLarge) => out.push_str("The kernel is too large for the dead-barrier analysis; the barrier is kept without being analysed."),
     }
-    if keep != Some(Keep::TooLarge) {
+    if keep != Some(Keep::TooLarge) && !spaces.is_empty() {
+        out.push('\n');
         for space in spaces {
-            out.push_str(&format!("\n\n- {}: {}", space_name(space), lockstep_dbe::accesses_around(flags(space))));
+            out.push_str(&format!("\n- {}: {}", space_name(space), lockstep_dbe::accesses_around(flags(space))));
         }
     }
     out

@@ -303,7 +303,8 @@ fn hover_on_a_barrier_says_what_it_orders() {
     assert_eq!(dead["range"], json!({ "start": { "line": 3, "character": 4 }, "end": { "line": 3, "character": 19 } }));
     let needed = hover(9, 4);
     let text = needed["contents"]["value"].as_str().unwrap();
-    assert!(text.contains("It is needed: in shared memory, it keeps writes before it from reads after it"), "{text}");
+    assert!(text.contains("It is needed: in shared memory, it keeps writes before it apart from reads after it"), "{text}");
+    assert!(text.contains("For example, `s[threadIdx.x] = threadIdx.x` (line 9) before it and `s[255 - threadIdx.x]` (line 11) after it"), "{text}");
     assert_eq!(hover(8, 6), Value::Null, "not a barrier");
     client.shutdown();
 }

@@ -136,7 +136,7 @@ mod tests {
         flags.shared.read_above = true;
         flags.device.write_below = true;
         let report =
-            BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags };
+            BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags, hazard: None };
         let d = diagnostic(&db, &report);
         assert_eq!(d.rule, "dead-barrier");
         assert_eq!(d.severity, Severity::Warning);
