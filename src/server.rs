@@ -112,8 +112,6 @@ struct Document {
     version: i32,
     /// The last check; None when the language is not one lockstep reads or the configuration is broken.
     report: Option<FileReport>,
-    /// Why the document was not checked (a configuration error).
-    error: Option<String>,
 }
 
 struct Server {
@@ -137,24 +135,27 @@ impl Server {
 
     /// Handles a notification; returns the diagnostics to publish.
     fn notified(&mut self, notification: Notification) -> Vec<Message> {
+        let method = notification.method.clone();
+        self.handle(notification).unwrap_or_else(|e| {
+            // Standard error is the client's log of the server.
+            eprintln!("lockstep server: ignored a malformed `{method}` notification: {e}");
+            Vec::new()
+        })
+    }
+
+    fn handle(&mut self, notification: Notification) -> Result<Vec<Message>, serde_json::Error> {
         use lsp::notification::*;
-        match notification.method.as_str() {
+        Ok(match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let Ok(p) = parse::<lsp::DidOpenTextDocumentParams>(notification.params) else {
-                    return Vec::new();
-                };
-                let document =
-                    Document { path: path_of(&p.text_document.uri), text: p.text_document.text, version: p.text_document.version, report: None, error: None };
-                self.documents.insert(p.text_document.uri.clone(), document);
-                self.recheck(&[p.text_document.uri])
+                let p: lsp::DidOpenTextDocumentParams = parse(notification.params)?;
+                let item = p.text_document;
+                let document = Document { path: path_of(&item.uri), text: item.text, version: item.version, report: None };
+                self.documents.insert(item.uri.clone(), document);
+                self.recheck(&[item.uri])
             }
             DidChangeTextDocument::METHOD => {
-                let Ok(p) = parse::<lsp::DidChangeTextDocumentParams>(notification.params) else {
-                    return Vec::new();
-                };
-                let Some(document) = self.documents.get_mut(&p.text_document.uri) else {
-                    return Vec::new();
-                };
+                let p: lsp::DidChangeTextDocumentParams = parse(notification.params)?;
+                let Some(document) = self.documents.get_mut(&p.text_document.uri) else { return Ok(Vec::new()) };
                 // Full synchronization: each change holds the whole text.
                 if let Some(change) = p.content_changes.into_iter().last() {
                     document.text = change.text;
@@ -165,26 +166,22 @@ impl Server {
             // A saved file may be included by other open documents: check them all again.
             DidSaveTextDocument::METHOD => self.recheck_all(),
             DidCloseTextDocument::METHOD => {
-                let Ok(p) = parse::<lsp::DidCloseTextDocumentParams>(notification.params) else {
-                    return Vec::new();
-                };
+                let p: lsp::DidCloseTextDocumentParams = parse(notification.params)?;
                 self.documents.remove(&p.text_document.uri);
                 vec![publish(p.text_document.uri, Vec::new(), None)]
             }
             DidChangeWatchedFiles::METHOD => {
-                let Ok(p) = parse::<lsp::DidChangeWatchedFilesParams>(notification.params) else {
-                    return Vec::new();
-                };
+                let p: lsp::DidChangeWatchedFilesParams = parse(notification.params)?;
                 let is_config = |uri: &lsp::Uri| path_of(uri).is_some_and(|p| p.file_name().is_some_and(|n| CONFIG_NAMES.iter().any(|c| n == *c)));
                 if !p.changes.iter().any(|c| is_config(&c.uri)) {
-                    return Vec::new();
+                    return Ok(Vec::new());
                 }
                 // Forget every configuration read so far.
                 self.discovery = Discovery::default();
                 self.recheck_all()
             }
             _ => Vec::new(),
-        }
+        })
     }
 
     fn recheck_all(&mut self) -> Vec<Message> {
@@ -199,20 +196,18 @@ impl Server {
             let Some(document) = self.documents.get_mut(uri) else {
                 continue;
             };
-            (document.report, document.error) = match analyse(&self.discovery, document.path.as_deref(), &document.text) {
-                Ok(report) => (report, None),
-                Err(e) => (None, Some(e)),
-            };
-            let diagnostics = match (&document.report, &document.error) {
-                (Some(report), _) => report.diagnostics.iter().map(|d| to_lsp(&report.db, d, uri)).collect(),
-                (None, Some(error)) => vec![lsp::Diagnostic {
+            let analysis = analyse(&self.discovery, document.path.as_deref(), &document.text);
+            let diagnostics = match &analysis {
+                Ok(Some(report)) => report.diagnostics.iter().map(|d| to_lsp(&report.db, d, uri)).collect(),
+                Ok(None) => Vec::new(),
+                Err(error) => vec![lsp::Diagnostic {
                     severity: Some(lsp::DiagnosticSeverity::ERROR),
                     source: Some("lockstep".into()),
                     message: format!("not checked: {error}"),
                     ..Default::default()
                 }],
-                (None, None) => Vec::new(),
             };
+            document.report = analysis.unwrap_or(None);
             out.push(publish(uri.clone(), diagnostics, Some(document.version)));
         }
         out
