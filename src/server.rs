@@ -3,7 +3,8 @@
 //! Each open document's text is checked as `lockstep check` checks the file (the configuration
 //! found from its path, rule selection, suppressions), on open, change and save. Code actions
 //! offer the machine-applicable fixes and a suppression comment; hovering a barrier says what it
-//! orders. The server is single-threaded: a file is checked in well under a second.
+//! orders. The server is single-threaded and synchronous: a document is checked again as soon as
+//! it changes, before the next message is read.
 
 use crate::check::{check_one, settings_for, CommonSettings, FileReport};
 use crate::config::{Discovery, CONFIG_NAMES};
