@@ -168,6 +168,9 @@ pub struct FileReport {
     pub kernels: usize,
     /// The file is not text (NUL bytes near its start): one `binary-file` diagnostic, nothing checked.
     pub binary: bool,
+    /// Every group barrier in every kernel, with what the dead-barrier analysis found around it
+    /// (for the language server's hover; empty when `dead-barrier` is off).
+    pub barriers: Vec<lockstep_dbe::BarrierReport>,
 }
 
 /// How far into a file NUL bytes mark it as binary.
@@ -189,7 +192,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
         let file = db.add(path, "");
         let d = Diagnostic::new("binary-file", Severity::Warning, lockstep_source::Span::new(file, 0, 0), "not a text file; skipped")
             .with_primary_label("NUL bytes in the first 8 KiB");
-        return FileReport { db, diagnostics: vec![d], has_syntax_errors: true, kernels: 0, binary: true };
+        return FileReport { db, diagnostics: vec![d], has_syntax_errors: true, kernels: 0, binary: true, barriers: Vec::new() };
     }
     let file = db.add_bytes(path, bytes);
     let mut found = Vec::new();
@@ -201,11 +204,12 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
         let facts = lockstep_checks::KernelFacts::from_flat(module, kernel);
         checker.kernel(db, &facts, &mut found);
     });
+    let barriers = checker.barriers().cloned().collect();
     checker.finish(&db, &mut found);
     let mut diagnostics = compiled.diagnostics;
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());
-    FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors, kernels, binary: false }
+    FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors, kernels, binary: false, barriers }
 }
 
 /// Everything decided for one file: language, front-end options, checks, rule levels.
@@ -218,6 +222,7 @@ pub struct FileSettings {
 }
 
 /// The settings that apply to every file before its configuration is known.
+#[derive(Default)]
 pub struct CommonSettings<'a> {
     pub lang: Option<Lang>,
     pub defines: &'a [String],
@@ -406,12 +411,14 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// A checked file after selection and suppressions.
-struct Outcome {
-    report: FileReport,
-    suppressed: usize,
+pub struct Outcome {
+    pub report: FileReport,
+    pub suppressed: usize,
 }
 
-fn check_one(path: &Path, bytes: Option<&[u8]>, settings: &FileSettings) -> Result<Outcome, String> {
+/// Checks one file (`bytes`, or the file on disk when None) as `check` does: with its settings'
+/// language, options and checks, then rule selection and suppressions.
+pub fn check_one(path: &Path, bytes: Option<&[u8]>, settings: &FileSettings) -> Result<Outcome, String> {
     let lang = settings.lang.unwrap_or(Lang::Hlsl);
     let mut report = match bytes {
         Some(b) => check_bytes(path, b, lang, &settings.options, settings.checks),
@@ -624,21 +631,7 @@ pub fn show_config(args: &ConfigArgs) -> ExitCode {
     let file = args.file.clone().unwrap_or_else(|| PathBuf::from("."));
     // Settings are looked up for a file; a directory stands for a file inside it.
     let probe = if file.is_dir() { file.join("*") } else { file.clone() };
-    let command_line = CommonSettings {
-        lang: None,
-        defines: &[],
-        include_dirs: &[],
-        group_size: None,
-        grid_size: None,
-        dead_barriers: None,
-        assume_calls_safe: false,
-        include_unproven: false,
-        include_benign: false,
-        select: &[],
-        ignore: &[],
-        warn: &[],
-    };
-    let settings = Discovery::new(args.config.as_deref(), args.isolated).and_then(|d| settings_for(&command_line, &d, &probe));
+    let settings = Discovery::new(args.config.as_deref(), args.isolated).and_then(|d| settings_for(&CommonSettings::default(), &d, &probe));
     let s = match settings {
         Ok(s) => s,
         Err(e) => {

@@ -9,3 +9,4 @@ pub mod suppress;
 pub mod fix;
 pub mod cmd_opt;
 pub mod cmd_run;
+pub mod server;

@@ -1,6 +1,6 @@
 //! `lockstep`: finds synchronization bugs in GPU compute kernels.
 
-use lockstep::{check, cmd_opt, cmd_run};
+use lockstep::{check, cmd_opt, cmd_run, server};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,6 +27,8 @@ enum Command {
     Opt(cmd_opt::OptArgs),
     /// Print the settings that apply to a file: its configuration, language, options and rule levels.
     Config(check::ConfigArgs),
+    /// Serve editors as a language server on standard input and output.
+    Server,
     /// List the checks.
     Rules,
     /// Print the documentation of a rule.
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::execute(&args),
         Command::Opt(args) => cmd_opt::execute(&args),
         Command::Config(args) => check::show_config(&args),
+        Command::Server => server::run(),
         Command::Rules => {
             for r in lockstep_checks::RULES {
                 let fix = if r.fix { " (fix available)" } else { "" };

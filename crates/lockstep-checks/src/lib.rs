@@ -116,6 +116,12 @@ impl FileChecker {
         }
     }
 
+    /// Every group-synchronizing barrier of the kernels checked so far, with the dead-barrier
+    /// engine's verdict and what is accessed around it (none when `dead-barrier` is off).
+    pub fn barriers(&self) -> impl Iterator<Item = &lockstep_dbe::BarrierReport> {
+        self.dead.iter().flat_map(|r| &r.barriers)
+    }
+
     pub fn finish(self, db: &SourceDb, out: &mut Vec<Diagnostic>) {
         for report in lockstep_dbe::removable_everywhere(&self.dead) {
             out.push(lockstep_dbe::diagnostic(db, report));

@@ -17,7 +17,7 @@ fn side(read: bool, write: bool) -> &'static str {
 }
 
 /// What the accesses on both sides of the barrier are, in one memory space.
-fn sides(f: Flags) -> String {
+pub fn accesses_around(f: Flags) -> String {
     format!("{} before it, {} after it", side(f.read_above, f.write_above), side(f.read_below, f.write_below))
 }
 
@@ -27,8 +27,8 @@ pub fn diagnostic(db: &SourceDb, report: &BarrierReport) -> Diagnostic {
     let f = report.flags;
     Diagnostic::new(RULE, Severity::Warning, report.span, "this barrier orders no memory hazard")
         .with_primary_label("nothing before it is read or written by another thread after it")
-        .with_note(format!("shared memory: {}", sides(f.shared)))
-        .with_note(format!("device memory: {}", sides(f.device)))
+        .with_note(format!("shared memory: {}", accesses_around(f.shared)))
+        .with_note(format!("device memory: {}", accesses_around(f.device)))
         .with_note("a barrier is needed only for a write before it and a read or write after it, or a read before it and a write after it, in a memory space it orders")
         .with_fix(Fix { message: "remove the barrier".into(), edits: vec![removal_edit(db, report.span)] })
         .with_macro_notes(db)
@@ -136,7 +136,7 @@ mod tests {
         flags.shared.read_above = true;
         flags.device.write_below = true;
         let report =
-            BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags };
+            BarrierReport { value: Value(3), span: Span::new(file, 10, 25), verdict: Verdict::Removed, orders: Spaces::ALL, flags, hazard: None };
         let d = diagnostic(&db, &report);
         assert_eq!(d.rule, "dead-barrier");
         assert_eq!(d.severity, Severity::Warning);

@@ -315,26 +315,28 @@ impl SpaceFlow {
         Flags { read_above, write_above, read_below, write_below }
     }
 
-    /// Some pair of an access above and one below forms RAW, WAR or WAW.
-    pub fn hazard(&self, f: &Function, v: Value, oracle: &dyn HazardOracle) -> bool {
+    /// A pair of an access above and one below that forms RAW, WAR or WAW: the loads, stores or
+    /// atomics when the pair is made of them (precise mode), None for a call or a category.
+    pub fn hazard(&self, f: &Function, v: Value, oracle: &dyn HazardOracle) -> Option<(Option<Value>, Option<Value>)> {
         if !self.flags(v).hazard() {
-            return false;
+            return None;
         }
         if !self.precise {
-            return true;
+            return Some((None, None));
         }
         let (above, below) = (self.above(v), self.below(v));
-        above.iter().any(|&x| {
+        above.iter().find_map(|&x| {
             let a = self.table[x as usize];
-            below.iter().any(|&y| {
+            below.iter().find_map(|&y| {
                 let b = self.table[y as usize];
                 let kinds = (a.write && (b.read || b.write)) || (a.read && b.write);
-                kinds
+                let conflict = kinds
                     && a.alloc.overlaps(b.alloc)
                     && match (a.mem, b.mem) {
                         (Some(e), Some(l)) => oracle.conflicts(f, e, l),
                         _ => true,
-                    }
+                    };
+                conflict.then_some((a.mem, b.mem))
             })
         })
     }

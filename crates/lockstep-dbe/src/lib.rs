@@ -17,7 +17,7 @@ pub mod synth;
 pub use access::{classify_ref, Alloc, HazardOracle, SameAllocation, Space, SPACES};
 
 use access::Effects;
-pub use diag::{diagnostic, removal_edit, RULE};
+pub use diag::{accesses_around, diagnostic, removal_edit, RULE};
 
 use flow::{Prep, SpaceFlow};
 use lockstep_ir::*;
@@ -133,6 +133,19 @@ pub struct BarrierReport {
     pub orders: Spaces,
     /// For removed barriers: the flags when it was removed; for kept ones: after all removals.
     pub flags: BarrierFlags,
+    /// For a barrier kept as needed in the categories and precise modes: a hazard it orders.
+    pub hazard: Option<Hazard>,
+}
+
+/// Two accesses on either side of a barrier that threads could see out of order without it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hazard {
+    pub space: Space,
+    /// The access before the barrier, when it is a load, store or atomic (not a call, and not a
+    /// category in categories mode).
+    pub before: Option<Span>,
+    /// The access after it.
+    pub after: Option<Span>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,11 +287,19 @@ impl<'m> Engine<'m> {
     }
 
     fn is_dead(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> bool {
-        orders(bar).all(|s| {
-            let flow = &flows[s.index()];
+        self.needed_for(prep, flows, v, bar, oracle).is_none()
+    }
+
+    /// Why the barrier is needed (None: it is dead); `Some(None)` in local mode, which has no pairs.
+    fn needed_for(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> Option<Option<Hazard>> {
+        orders(bar).find_map(|space| {
+            let flow = &flows[space.index()];
             match self.options.mode {
-                Mode::Local => flow.locally_redundant(prep, v),
-                Mode::Categories | Mode::Precise => !flow.hazard(prep.f, v, oracle),
+                Mode::Local => (!flow.locally_redundant(prep, v)).then_some(None),
+                Mode::Categories | Mode::Precise => flow.hazard(prep.f, v, oracle).map(|(before, after)| {
+                    let span = |a: Option<Value>| a.map(|a| prep.f.inst(a).span);
+                    Some(Hazard { space, before: span(before), after: span(after) })
+                }),
             }
         })
     }
@@ -298,6 +319,7 @@ impl<'m> Engine<'m> {
         barriers: &[(Value, Barrier)],
         leave_alone: &HashSet<Value>,
         removed: &HashMap<Value, BarrierFlags>,
+        hazards: &HashMap<Value, Hazard>,
         flows: &[SpaceFlow],
     ) -> FunctionResult {
         let barriers = barriers
@@ -316,7 +338,7 @@ impl<'m> Engine<'m> {
                         (Verdict::Kept(keep), Self::flags(flows, v))
                     }
                 };
-                BarrierReport { value: v, span: f.inst(v).span, verdict, orders: bar.spaces, flags }
+                BarrierReport { value: v, span: f.inst(v).span, verdict, orders: bar.spaces, flags, hazard: hazards.get(&v).copied() }
             })
             .collect();
         FunctionResult { barriers }
@@ -341,23 +363,33 @@ impl<'m> Engine<'m> {
             // Too large to decide in time: every barrier stays.
             let barriers = barriers
                 .iter()
-                .map(|&(v, bar)| BarrierReport { value: v, span: f.inst(v).span, verdict: Verdict::Kept(Keep::TooLarge), orders: bar.spaces, flags: BarrierFlags::default() })
+                .map(|&(v, bar)| BarrierReport { value: v, span: f.inst(v).span, verdict: Verdict::Kept(Keep::TooLarge), orders: bar.spaces, flags: BarrierFlags::default(), hazard: None })
                 .collect();
             return FunctionResult { barriers };
         }
         let mut flows = self.flows(&prep, &|v| leave_alone.contains(&v));
-        let dead_at_start: Vec<(Value, Barrier)> =
-            Self::candidates(&barriers, leave_alone).filter(|(v, bar)| self.is_dead(&prep, &flows, *v, bar, oracle)).copied().collect();
-        let mut removed = HashMap::new();
-        for (v, bar) in dead_at_start {
-            if self.is_dead(&prep, &flows, v, &bar, oracle) {
-                removed.insert(v, Self::flags(&flows, v));
-                for flow in &mut flows {
-                    flow.remove(&prep, v);
-                }
+        // A hazard found across a barrier stays across it: removals only add accesses around it.
+        let mut hazards = HashMap::new();
+        let mut dead_at_start = Vec::new();
+        for &(v, bar) in Self::candidates(&barriers, leave_alone) {
+            match self.needed_for(&prep, &flows, v, &bar, oracle) {
+                None => dead_at_start.push((v, bar)),
+                Some(hazard) => hazards.extend(hazard.map(|h| (v, h))),
             }
         }
-        Self::report(f, &barriers, leave_alone, &removed, &flows)
+        let mut removed = HashMap::new();
+        for (v, bar) in dead_at_start {
+            match self.needed_for(&prep, &flows, v, &bar, oracle) {
+                None => {
+                    removed.insert(v, Self::flags(&flows, v));
+                    for flow in &mut flows {
+                        flow.remove(&prep, v);
+                    }
+                }
+                Some(hazard) => hazards.extend(hazard.map(|h| (v, h))),
+            }
+        }
+        Self::report(f, &barriers, leave_alone, &removed, &hazards, &flows)
     }
 
     /// The seeds' algorithm, for reference and benchmarks: solve from scratch,
@@ -374,7 +406,8 @@ impl<'m> Engine<'m> {
                 Some(&(v, _)) => {
                     removed.insert(v, Self::flags(&flows, v));
                 }
-                None => return Self::report(f, &barriers, leave_alone, &removed, &flows),
+                // The reference algorithm records no hazards.
+                None => return Self::report(f, &barriers, leave_alone, &removed, &HashMap::new(), &flows),
             }
         }
     }
