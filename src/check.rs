@@ -166,6 +166,9 @@ pub struct FileReport {
     pub has_syntax_errors: bool,
     /// Entry points lowered and checked.
     pub kernels: usize,
+    /// Device functions checked as if a kernel in another file called them
+    /// (the file has no kernel).
+    pub device_functions: usize,
     /// The file is not text (NUL bytes near its start): one `binary-file` diagnostic, nothing checked.
     pub binary: bool,
     /// Every group barrier in every kernel, with what the dead-barrier analysis found around it
@@ -192,15 +195,19 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
         let file = db.add(path, "");
         let d = Diagnostic::new("binary-file", Severity::Warning, lockstep_source::Span::new(file, 0, 0), "not a text file; skipped")
             .with_primary_label("NUL bytes in the first 8 KiB");
-        return FileReport { db, diagnostics: vec![d], has_syntax_errors: true, kernels: 0, binary: true, barriers: Vec::new() };
+        return FileReport { db, diagnostics: vec![d], has_syntax_errors: true, kernels: 0, device_functions: 0, binary: true, barriers: Vec::new() };
     }
     let file = db.add_bytes(path, bytes);
     let mut found = Vec::new();
     let mut checker = FileChecker::new(checks);
-    let mut kernels = 0;
+    let (mut kernels, mut device_functions) = (0, 0);
     // Each kernel is checked as soon as it is lowered, then dropped.
     let compiled = compile_streaming(&mut db, file, lang, options, &mut |db, module, kernel| {
-        kernels += 1;
+        if kernel.entry.as_ref().is_some_and(|e| e.caller_unknown) {
+            device_functions += 1;
+        } else {
+            kernels += 1;
+        }
         let facts = lockstep_checks::KernelFacts::from_flat(module, kernel);
         checker.kernel(db, &facts, &mut found);
     });
@@ -209,7 +216,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
     let mut diagnostics = compiled.diagnostics;
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());
-    FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors, kernels, binary: false, barriers }
+    FileReport { db, diagnostics, has_syntax_errors: compiled.has_errors, kernels, device_functions, binary: false, barriers }
 }
 
 /// Everything decided for one file: language, front-end options, checks, rule levels.
@@ -492,6 +499,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let mut io_error = false;
     let (mut problems, mut suppressed, mut fixed, mut kernels, mut checked, mut binary) = (0usize, 0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut device_functions = 0usize;
     let mut machine = Vec::new();
     let mut diffs = Vec::new();
     let mut statistics = std::collections::BTreeMap::<(String, &'static str), usize>::new();
@@ -511,6 +519,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             checked += 1;
         }
         kernels += report.kernels;
+        device_functions += report.device_functions;
         suppressed += outcome.suppressed;
         if args.fix || args.diff {
             let (planned, refused) = crate::fix::plan(&report.db, &report.diagnostics, report.has_syntax_errors);
@@ -595,8 +604,13 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             eprintln!("applied {fixed} fix{}", if fixed == 1 { "" } else { "es" });
         }
         let skipped_total = skipped.len() + binary;
+        let without_kernel = if device_functions > 0 {
+            format!(", {device_functions} device function{} of files without a kernel", plural(device_functions))
+        } else {
+            String::new()
+        };
         report_line(format!(
-            "checked {checked} file{} ({kernels} kernel{}), {problems} problem{} ({suppressed} suppressed), {skipped_total} skipped",
+            "checked {checked} file{} ({kernels} kernel{}{without_kernel}), {problems} problem{} ({suppressed} suppressed), {skipped_total} skipped",
             plural(checked),
             plural(kernels),
             plural(problems)

@@ -120,3 +120,12 @@ fn lang_help_and_errors_name_every_language() {
         assert!(err.contains(lang.name()), "{err}");
     }
 }
+
+#[test]
+fn a_header_without_kernels_is_checked_function_by_function() {
+    let (code, out, err) = lockstep(&["check", "tests/fixtures/cuda/header_helpers.cuh"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("analysed as if called from a kernel in another file"), "{out}");
+    let summary = format!("{out}{err}");
+    assert!(summary.contains("checked 1 file (0 kernels, 3 device functions of files without a kernel), 2 problems"), "{summary}");
+}
