@@ -239,15 +239,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "cast_expression" => {
                 let ty = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
                 let Some(v) = n.field(self.cx.fields.value) else { return self.undef(Type::I32, span) };
-                let rv = self.expr(v);
-                match ty {
-                    Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..))) => {
-                        let vals = self.convert_to(&rv, &ty, span);
-                        RV { vals, ty }
-                    }
-                    Some(SrcType::Pointer(elem, _)) => RV { ty: SrcType::Pointer(elem, pointer_space(&rv.ty)), vals: rv.vals },
-                    _ => rv,
-                }
+                self.cast(ty, v, span)
             }
             "sizeof_expression" => {
                 let v = self.int(Type::U32, 4, span);
@@ -291,6 +283,53 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
                 last.unwrap_or_else(|| self.undef(Type::I32, span))
             }
+        }
+    }
+
+    /// A value converted to `ty`. An array is not read: it decays to a
+    /// pointer to its first element. A pointer keeps its memory and offset,
+    /// unless the cast changes the size of the elements it counts in
+    /// (`*(int4 *) &tile_of_half2[r][c] = v`): lockstep does not model
+    /// memory through such a view, so the result points somewhere unknown
+    /// in the same memory space.
+    fn cast(&mut self, ty: Option<SrcType>, v: Node<'t>, span: Span) -> RV {
+        let rv = match self.place(v) {
+            Some(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) => {
+                let ptr = self.emit(Op::AddrOf(root, base), Type::Ptr(space), span);
+                RV { vals: vec![ptr], ty: SrcType::Pointer(elem, space) }
+            }
+            Some(p) => self.read_place(&p, span),
+            None => self.expr(v),
+        };
+        match ty {
+            Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..))) => {
+                let vals = self.convert_to(&rv, &ty, span);
+                RV { vals, ty }
+            }
+            Some(SrcType::Pointer(elem, _)) => {
+                let space = pointer_space(&rv.ty);
+                let cell_bits = |t: &SrcType| match t {
+                    SrcType::Scalar(t) | SrcType::Vector(t, _) if !matches!(t, Type::Ptr(_) | Type::Void) => Some(t.bits()),
+                    _ => None,
+                };
+                let from = match &rv.ty {
+                    SrcType::Pointer(e, _) => cell_bits(e),
+                    _ => None,
+                };
+                match (from, cell_bits(&elem), rv.vals.first()) {
+                    (Some(a), Some(b), Some(&ptr)) if a != b => {
+                        self.diag(
+                            "unsupported",
+                            v,
+                            "a cast between pointers to elements of different sizes is not modelled; accesses through it may touch any element of the memory it points into".to_string(),
+                        );
+                        let view = self.emit(Op::Call(lockstep_ir::Callee::Opaque("reinterpreting pointer cast".into()), vec![ptr]), Type::Ptr(space), span);
+                        RV { ty: SrcType::Pointer(elem, space), vals: vec![view] }
+                    }
+                    _ => RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },
+                }
+            }
+            _ => rv,
         }
     }
 
@@ -1097,6 +1136,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             None => Vec::new(),
         };
+        // `static_cast<T>(v)`, `reinterpret_cast<T*>(v)`, `const_cast<T*>(v)`: casts.
+        if self.cx.kind(func) == "template_function" && matches!(callee_name(self.cx.text(func)).as_str(), "static_cast" | "reinterpret_cast" | "const_cast") {
+            if let (Some(target), [value]) = (func.field(self.cx.fields.arguments).and_then(|a| a.named_child(0)), args.as_slice()) {
+                let ty = self.cx.resolve_type(target);
+                return self.cast(ty, *value, span);
+            }
+        }
         // Method calls: obj.method(args).
         if self.cx.kind(func) == "field_expression" {
             if let (Some(obj), Some(m)) = (func.field(self.cx.fields.argument), func.field(self.cx.fields.field)) {
