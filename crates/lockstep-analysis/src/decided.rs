@@ -2,11 +2,12 @@
 //! `for (j = 0; j < n; ++j) { … if (j < n) __syncthreads(); }` the inner
 //! test always holds. Folding such a branch into a jump keeps every analysis
 //! from following a path no execution takes (a barrier that looks skippable,
-//! a race across it). The program's meaning is unchanged, so barrier removal
-//! may rely on it too.
+//! a race across it). Branches on constants (`if (256 > 32)` in a template
+//! instance) are folded too. The program's meaning is unchanged, so barrier
+//! removal may rely on it.
 
 use crate::Cfg;
-use lockstep_ir::{BlockId, Function, MemSpace, Op, Terminator, Value};
+use lockstep_ir::{BinOp, BlockId, CmpOp, Function, MemSpace, Op, Terminator, Type, UnOp, Value};
 
 /// Folds every branch decided by a dominating branch on the same condition,
 /// then drops the blocks no path reaches any more. Returns whether anything changed.
@@ -21,7 +22,8 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         if then_to == else_to {
             continue;
         }
-        if let Some(holds) = decided(f, &cfg, b, cond) {
+        let known = evaluate(f, cond, &|_| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond));
+        if let Some(holds) = known {
             let (keep, drop) = if holds { (then_to, else_to) } else { (else_to, then_to) };
             folds.push((b, keep, drop));
         }
@@ -67,7 +69,7 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
 /// Whether two values are equal in every execution: the same value, or the
 /// same pure operation on equal operands (loads only from constant memory,
 /// which nothing writes while the kernel runs).
-fn same_value(f: &Function, a: Value, b: Value, depth: u32) -> bool {
+pub fn same_value(f: &Function, a: Value, b: Value, depth: u32) -> bool {
     if a == b {
         return true;
     }
@@ -91,4 +93,79 @@ fn same_value(f: &Function, a: Value, b: Value, depth: u32) -> bool {
         (Op::Load(p), Op::Load(q)) => p.space == MemSpace::Constant && q.space == MemSpace::Constant && p.root == q.root && same(p.index, q.index),
         _ => false,
     }
+}
+
+/// The value of an integer or boolean expression built from constants and
+/// the leaves `leaf` gives a value (None where anything else is needed).
+pub fn evaluate(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>) -> Option<i128> {
+    evaluate_at(f, v, leaf, 0)
+}
+
+fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>, depth: u32) -> Option<i128> {
+    if depth > 16 {
+        return None;
+    }
+    let inst = f.inst(v);
+    if !(inst.ty.is_int() || inst.ty == Type::Bool) {
+        return None;
+    }
+    let wrap = |x: i128| -> i128 {
+        let bits = inst.ty.bits();
+        if !inst.ty.is_int() || bits >= 64 || bits == 0 {
+            return x;
+        }
+        let m = x & ((1i128 << bits) - 1);
+        if inst.ty.is_signed() && m >= 1i128 << (bits - 1) {
+            m - (1i128 << bits)
+        } else {
+            m
+        }
+    };
+    let sub = |x: Value| evaluate_at(f, x, leaf, depth + 1);
+    if let Some(x) = leaf(&inst.op) {
+        return Some(x);
+    }
+    Some(match &inst.op {
+        Op::Const(_) => f.as_int(v)? as i128,
+        Op::Convert(x) if inst.ty == Type::Bool => i128::from(sub(*x)? != 0),
+        Op::Convert(x) => wrap(sub(*x)?),
+        Op::Unary(UnOp::Neg, x) => wrap(-sub(*x)?),
+        Op::Unary(UnOp::Not, x) if inst.ty == Type::Bool => i128::from(sub(*x)? == 0),
+        Op::Select(c, x, y) => {
+            if sub(*c)? != 0 {
+                sub(*x)?
+            } else {
+                sub(*y)?
+            }
+        }
+        Op::Cmp(op, x, y) => {
+            let (x, y) = (sub(*x)?, sub(*y)?);
+            i128::from(match op {
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+            })
+        }
+        Op::Binary(op, x, y) => {
+            let (x, y) = (sub(*x)?, sub(*y)?);
+            wrap(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x.checked_mul(y)?,
+                BinOp::Div => x.checked_div(y)?,
+                BinOp::Rem => x.checked_rem(y)?,
+                BinOp::And => x & y,
+                BinOp::Or => x | y,
+                BinOp::Xor => x ^ y,
+                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?)?,
+                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?)?,
+                BinOp::LAnd => i128::from(x != 0 && y != 0),
+                BinOp::LOr => i128::from(x != 0 || y != 0),
+            })
+        }
+        _ => return None,
+    })
 }

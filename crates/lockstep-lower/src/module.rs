@@ -111,7 +111,9 @@ impl<'t> Ctx<'t> {
             "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
             "true" => Some(1),
             "false" => Some(0),
-            "identifier" => match self.globals.get(self.text(n)) {
+            // A template argument that names a value parses as a type (`f<N>()`).
+            "type_descriptor" if n.field(self.fields.declarator).is_none() => n.field(self.fields.ty).and_then(sub),
+            "identifier" | "type_identifier" => match self.globals.get(self.text(n)) {
                 _ if self.template_args.contains_key(self.text(n)) => match self.template_args.get(self.text(n)) {
                     Some(TemplateArg::Int(v)) => Some(*v),
                     _ => None,

@@ -343,9 +343,27 @@ fn mirrored(op: CmpOp) -> CmpOp {
 /// an instruction for which `stop` holds (`from` itself is not tested;
 /// `from == to` asks whether a loop brings the thread back).
 pub fn reaches(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value, stop: &dyn Fn(Value) -> bool) -> bool {
-    let (Some((fb, fi)), Some(_)) = (pos.of(from), pos.of(to)) else { return false };
+    let Some((fb, fi)) = pos.of(from) else { return false };
+    reaches_along(f, cfg, pos, (fb, fi + 1), to, stop, &|_, _| false)
+}
+
+/// Whether `to` can execute after the point `start` (a block and the index
+/// of the first instruction to run) without passing an instruction for
+/// which `stop` holds, nor an edge for which `blocked` holds.
+pub fn reaches_along(
+    f: &Function,
+    cfg: &Cfg,
+    pos: &Positions,
+    start: (BlockId, usize),
+    to: Value,
+    stop: &dyn Fn(Value) -> bool,
+    blocked: &dyn Fn(BlockId, BlockId) -> bool,
+) -> bool {
+    if pos.of(to).is_none() {
+        return false;
+    }
     let mut seen = vec![false; f.blocks.len()];
-    let mut work: Vec<(BlockId, usize)> = vec![(fb, fi + 1)];
+    let mut work: Vec<(BlockId, usize)> = vec![start];
     while let Some((b, start)) = work.pop() {
         let mut stopped = false;
         for &v in f.block(b).insts.iter().skip(start) {
@@ -361,7 +379,7 @@ pub fn reaches(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value,
             continue;
         }
         for &s in &cfg.succs[b.index()] {
-            if !seen[s.index()] {
+            if !seen[s.index()] && !blocked(b, s) {
                 seen[s.index()] = true;
                 work.push((s, 0));
             }

@@ -444,6 +444,50 @@ impl Ctx<'_> {
         At { inst: a.inst, kind: a.kind, iteration }
     }
 
+    /// Whether the accesses only share the barrier interval along paths
+    /// that a condition fixed for the whole launch rules out: the guards of
+    /// both accesses require `block_size > 32` (a template value, a
+    /// parameter, the group size), and the only barrier-free way from the
+    /// interval's start to one of them takes the branch where an equal
+    /// condition is false (`if (block_size > 32) __syncthreads();`).
+    fn launch_conditions_keep_apart(&self, iv: &Interval, e: &Access, l: &Access, ends: &dyn Fn(Value) -> bool) -> bool {
+        let f = self.f;
+        let mut fixed: Vec<(Value, bool)> = Vec::new();
+        for a in [e, l] {
+            if let Some((b, _)) = self.pos.of(a.inst) {
+                fixed.extend(self.k.guards(b).iter().copied().filter(|&(c, _)| sym::launch_input(f, c, 0)));
+            }
+        }
+        if fixed.is_empty() {
+            return false;
+        }
+        // Edges into the side of a branch whose condition the guards decide the other way.
+        let mut dead: Vec<(BlockId, BlockId)> = Vec::new();
+        for b in f.block_ids() {
+            let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = f.block(b).term else { continue };
+            if then_to == else_to {
+                continue;
+            }
+            for &(c, holds) in &fixed {
+                if equal_launch_conditions(f, c, cond) {
+                    dead.push((b, if holds { else_to } else { then_to }));
+                }
+            }
+        }
+        if dead.is_empty() {
+            return false;
+        }
+        let start = match iv.start {
+            Start::Entry => (BlockId(0), 0),
+            Start::After(barrier) => match self.pos.of(barrier) {
+                Some((b, i)) => (b, i + 1),
+                None => return false,
+            },
+        };
+        let blocked = |b: BlockId, s: BlockId| dead.contains(&(b, s));
+        [e, l].iter().any(|a| !intervals::reaches_along(f, self.cfg, &self.pos, start, a.inst, ends, &blocked))
+    }
+
     /// Races between threads of one group within one barrier interval.
     fn group_pass(&mut self, space: Space, ivs: &[Interval]) {
         let f = self.f;
@@ -473,6 +517,9 @@ impl Ctx<'_> {
                         if clusters[ce].size * clusters[cl].size > 1
                             && *cleared.entry((ce, cl)).or_insert_with(|| self.clusters_clear(Mode::SameGroup, &clusters[ce], &clusters[cl]))
                         {
+                            continue;
+                        }
+                        if same_iteration && self.launch_conditions_keep_apart(iv, e, l, &ends) {
                             continue;
                         }
                         let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
@@ -793,5 +840,51 @@ impl<'a> ConflictOracle<'a> {
             texels: None,
         };
         q.conflict().is_some()
+    }
+}
+
+/// Whether two conditions fixed for the launch always agree: the same
+/// expression, or functions of one group extent alone (`block_size > 32`
+/// computed once as `int` and once as `unsigned`) that agree for every
+/// extent a group can have.
+fn equal_launch_conditions(f: &Function, a: Value, b: Value) -> bool {
+    if lockstep_analysis::decided::same_value(f, a, b, 0) {
+        return true;
+    }
+    let mut axes = Vec::new();
+    if !group_extent_leaves(f, a, &mut axes, 0) || !group_extent_leaves(f, b, &mut axes, 0) {
+        return false;
+    }
+    axes.sort_unstable();
+    axes.dedup();
+    let [axis] = axes[..] else { return false };
+    (1..=1024).all(|n| {
+        let extent = |op: &Op| match op {
+            Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
+            _ => None,
+        };
+        let (x, y) = (lockstep_analysis::decided::evaluate(f, a, &extent), lockstep_analysis::decided::evaluate(f, b, &extent));
+        x.is_some() && x == y
+    })
+}
+
+/// Whether a value is computed from constants and group extents alone
+/// (collecting the axes it uses).
+fn group_extent_leaves(f: &Function, v: Value, axes: &mut Vec<u8>, depth: u32) -> bool {
+    if depth > 12 {
+        return false;
+    }
+    match &f.inst(v).op {
+        Op::Const(_) => true,
+        Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) => {
+            axes.push(*ax % 3);
+            true
+        }
+        Op::Convert(x) | Op::Unary(_, x) => group_extent_leaves(f, *x, axes, depth + 1),
+        Op::Binary(_, x, y) | Op::Cmp(_, x, y) => group_extent_leaves(f, *x, axes, depth + 1) && group_extent_leaves(f, *y, axes, depth + 1),
+        Op::Select(c, x, y) => {
+            group_extent_leaves(f, *c, axes, depth + 1) && group_extent_leaves(f, *x, axes, depth + 1) && group_extent_leaves(f, *y, axes, depth + 1)
+        }
+        _ => false,
     }
 }

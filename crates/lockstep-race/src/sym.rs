@@ -1216,7 +1216,7 @@ fn flatten_sum(f: &Function, v: Value, out: &mut Vec<Value>, depth: u32) {
 
 /// Whether a value is fixed for the whole launch: computed from constants,
 /// parameters, constant memory and the launch's sizes alone.
-fn launch_input(f: &Function, v: Value, depth: u32) -> bool {
+pub(crate) fn launch_input(f: &Function, v: Value, depth: u32) -> bool {
     if depth > 12 {
         return false;
     }
@@ -1225,7 +1225,8 @@ fn launch_input(f: &Function, v: Value, depth: u32) -> bool {
         Op::Builtin(b) => matches!(b, Builtin::GroupSize(_) | Builtin::NumGroups(_)),
         Op::Load(m) => m.space == lockstep_ir::MemSpace::Constant && launch_input(f, m.index, depth + 1),
         Op::Convert(a) | Op::Unary(_, a) => launch_input(f, *a, depth + 1),
-        Op::Binary(_, a, b) => launch_input(f, *a, depth + 1) && launch_input(f, *b, depth + 1),
+        Op::Binary(_, a, b) | Op::Cmp(_, a, b) => launch_input(f, *a, depth + 1) && launch_input(f, *b, depth + 1),
+        Op::Select(c, a, b) => launch_input(f, *c, depth + 1) && launch_input(f, *a, depth + 1) && launch_input(f, *b, depth + 1),
         _ => false,
     }
 }
