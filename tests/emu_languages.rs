@@ -158,3 +158,54 @@ fn wgsl_storage_barrier_in_place_of_the_first_barrier_races_at_run_time() {
     let found = findings(&db, &o);
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
 }
+
+const REDUCE_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+kernel void reduce(device const uint* data [[buffer(0)]],
+                   device uint* sums [[buffer(1)]],
+                   device atomic_uint* total [[buffer(2)]],
+                   threadgroup uint* tile [[threadgroup(0)]],
+                   uint lid [[thread_position_in_threadgroup]],
+                   uint size [[threads_per_threadgroup]],
+                   uint group [[threadgroup_position_in_grid]],
+                   uint gid [[thread_position_in_grid]])
+{
+    tile[lid] = data[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = size / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            tile[lid] += tile[lid + s];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    uint lane_sum = simd_sum(lid < 1 ? tile[0] : 0u);
+    if (lid == 0) {
+        sums[group] = lane_sum;
+        atomic_fetch_add_explicit(total, tile[0], memory_order_relaxed);
+    }
+}
+"#;
+
+/// Metal binds each `[[buffer(n)]]` and `[[threadgroup(n)]]` parameter by its name.
+const REDUCE_METAL_LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\n[buffers.total]\nlen = 1\n[buffers.tile]\nlen = 64\n";
+
+#[test]
+fn metal_reduction_sums_each_group() {
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [4, 1, 1], group_size: Some([64, 1, 1]), scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("reduce.metal", Lang::Metal, REDUCE_METAL, "reduce", REDUCE_METAL_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..4u32).map(|g| (g * 64 + 1..=g * 64 + 64).sum()).collect();
+        assert_eq!(o.buffer("sums").unwrap().u32s(), want);
+        assert_eq!(o.buffer("total").unwrap().u32s(), vec![(1..=256u32).sum::<u32>()]);
+    }
+}
+
+#[test]
+fn metal_device_flag_in_place_of_the_first_barrier_races_at_run_time() {
+    let src = REDUCE_METAL.replacen("threadgroup_barrier(mem_flags::mem_threadgroup);", "threadgroup_barrier(mem_flags::mem_device);", 1);
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([64, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("reduce.metal", Lang::Metal, &src, "reduce", REDUCE_METAL_LAUNCH, config);
+    let found = findings(&db, &o);
+    assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
+}

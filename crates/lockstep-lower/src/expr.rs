@@ -1625,7 +1625,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let v = self.unmodelled(call, what, Vec::new(), span);
             return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
         };
-        let operand_count = if op == AtomicOp::CompareExchange { 2 } else if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && !self.cx.d.atomic_dest_is_pointer { 0 } else { 1 };
+        let operand_count = match op {
+            AtomicOp::CompareExchange => 2,
+            // `atomic_load_explicit(p, order)`: the order is not an operand.
+            AtomicOp::Load => 0,
+            AtomicOp::Inc | AtomicOp::Dec if !self.cx.d.atomic_dest_is_pointer => 0,
+            _ => 1,
+        };
         let operands: Vec<Node<'t>> = args.iter().skip(1).take(operand_count).copied().collect();
         let old = self.atomic_at(op, place, &operands, span);
         // HLSL returns the original value through a trailing out argument.
@@ -1717,7 +1723,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.opaque_call(method, rvs, span)
     }
 
-    fn group_thread_count(&mut self, span: Span) -> Value {
+    pub(crate) fn group_thread_count(&mut self, span: Span) -> Value {
         let x = self.builtin(Builtin::GroupSize(0), span);
         let y = self.builtin(Builtin::GroupSize(1), span);
         let z = self.builtin(Builtin::GroupSize(2), span);

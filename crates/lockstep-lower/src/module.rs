@@ -113,8 +113,14 @@ impl<'t> Ctx<'t> {
                     _ => None,
                 },
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
-                _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
+                _ => BARRIER_FLAG_NAMES
+                    .iter()
+                    .find(|(name, _)| *name == self.text(n))
+                    .map(|(_, v)| *v as i64)
+                    .or_else(|| self.d.named_constant(self.text(n))),
             },
+            // `mem_flags::mem_threadgroup`: the dialect's scoped constants.
+            "qualified_identifier" => n.field(self.fields.name).and_then(sub),
             "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
             "cast_expression" => n.field(self.fields.value).and_then(sub),
             "unary_expression" => {
@@ -636,7 +642,7 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
-            EntryMarker::FunctionNamed(_) => {}
+            EntryMarker::FunctionNamed(_) | EntryMarker::LaunchedLambdas => {}
         }
     }
     if let EntryMarker::FunctionNamed(entry) = ctx.d.entry_marker {

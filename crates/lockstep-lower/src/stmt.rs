@@ -354,6 +354,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let gs = self.emit(Op::Binary(BinOp::Mul, g, s), Type::U32, span);
                     self.emit(Op::Binary(BinOp::Add, gs, l), Type::U32, span)
                 }
+                Semantic::GroupSize => self.builtin(Builtin::GroupSize(a), span),
+                Semantic::NumGroups => self.builtin(Builtin::NumGroups(a), span),
+                Semantic::GridSize => {
+                    let n = self.builtin(Builtin::NumGroups(a), span);
+                    let s = self.builtin(Builtin::GroupSize(a), span);
+                    self.emit(Op::Binary(BinOp::Mul, n, s), Type::U32, span)
+                }
+                Semantic::LaneId => self.builtin(Builtin::LaneId, span),
+                Semantic::WaveSize => self.builtin(Builtin::WaveSize, span),
+                Semantic::WaveIndex => {
+                    let flat = self.builtin(Builtin::LocalIndex, span);
+                    let width = self.builtin(Builtin::WaveSize, span);
+                    self.emit(Op::Binary(BinOp::Div, flat, width), Type::U32, span)
+                }
+                Semantic::WavesPerGroup => {
+                    let threads = self.group_thread_count(span);
+                    let width = self.builtin(Builtin::WaveSize, span);
+                    let one = self.int(Type::U32, 1, span);
+                    let last = self.emit(Op::Binary(BinOp::Sub, width, one), Type::U32, span);
+                    let padded = self.emit(Op::Binary(BinOp::Add, threads, last), Type::U32, span);
+                    self.emit(Op::Binary(BinOp::Div, padded, width), Type::U32, span)
+                }
             })
             .collect()
     }
@@ -1069,6 +1091,17 @@ fn semantic_of<'t>(cx: &Ctx<'t>, p: Node<'t>) -> Option<String> {
             let text = cx.text(ch).trim_start_matches(':').trim();
             return Some(text.to_string());
         }
+    }
+    // A C++ attribute on the parameter (Metal `uint tid [[thread_position_in_grid]]`).
+    let mut stack = vec![p];
+    while let Some(n) = stack.pop() {
+        if cx.kind(n) == "attribute" {
+            if let Some(name) = n.field(cx.fields.name).map(|x| cx.text(x)).filter(|name| cx.d.semantic(name).is_some()) {
+                return Some(name.to_string());
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
     }
     // Fall back to the text after the last ':' (grammars differ in how they nest it).
     let text = cx.text(p);
