@@ -209,3 +209,69 @@ fn metal_device_flag_in_place_of_the_first_barrier_races_at_run_time() {
     let found = findings(&db, &o);
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
 }
+
+/// A tiled C++ AMP matrix multiply: the lambda is the kernel, the views it
+/// captures are its buffers and `n` its argument.
+const MATMUL_AMP: &str = r#"#include <amp.h>
+#include <vector>
+using namespace concurrency;
+
+static const int TS = 4;
+
+void multiply(const std::vector<float>& va, const std::vector<float>& vb, std::vector<float>& vc, int n)
+{
+    array_view<const float, 2> a(n, n, va);
+    array_view<const float, 2> b(n, n, vb);
+    array_view<float, 2> c(n, n, vc);
+    c.discard_data();
+    parallel_for_each(c.extent.tile<TS, TS>(), [=](tiled_index<TS, TS> t) restrict(amp) {
+        int row = t.local[0];
+        int col = t.local[1];
+        float sum = 0.0f;
+        for (int k0 = 0; k0 < n; k0 += TS) {
+            tile_static float ta[TS][TS];
+            tile_static float tb[TS][TS];
+            ta[row][col] = a(t.global[0], k0 + col);
+            tb[row][col] = b[index<2>(k0 + row, t.global[1])];
+            t.barrier.wait();
+            for (int k = 0; k < TS; k++)
+                sum += ta[row][k] * tb[k][col];
+            t.barrier.wait();
+        }
+        c[t.global] = sum;
+    });
+    c.synchronize();
+}
+"#;
+
+const MATMUL_AMP_LAUNCH: &str = "[constants]\nn = 8\n[buffers.a]\nfill = { start = 1, step = 1 }\nlen = 64\n[buffers.b]\nfill = { start = 0, step = 1 }\nlen = 64\n[buffers.c]\nlen = 64\n";
+
+#[test]
+fn cpp_amp_tiled_matmul_multiplies() {
+    let a: Vec<f32> = (1..=64).map(|v| v as f32).collect();
+    let b: Vec<f32> = (0..64).map(|v| v as f32).collect();
+    let want: Vec<f32> = (0..64).map(|cell| (0..8).map(|k| a[cell / 8 * 8 + k] * b[k * 8 + cell % 8]).sum()).collect();
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [2, 2, 1], scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("matmul.cpp", Lang::CppAmp, MATMUL_AMP, "multiply", MATMUL_AMP_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("c").unwrap().f32s(), want);
+    }
+}
+
+/// Seed 003's scenario: without the second wait, a thread overwrites the
+/// tiles of the next iteration while another thread of its tile still reads
+/// the previous ones.
+#[test]
+fn cpp_amp_matmul_without_the_second_wait_reports_the_loop_carried_war_at_run_time() {
+    let at = MATMUL_AMP.rfind("t.barrier.wait();").unwrap();
+    let src = format!("{}// no wait here{}", &MATMUL_AMP[..at], &MATMUL_AMP[at + "t.barrier.wait();".len()..]);
+    let config = RunConfig { groups: [2, 2, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("matmul.cpp", Lang::CppAmp, &src, "multiply", MATMUL_AMP_LAUNCH, config);
+    let war = o.findings.iter().find(|d| d.rule == "groupshared-read-then-no-barrier-write").expect("a write-after-read hazard");
+    assert_eq!(db.location(war.span).0.line, 20, "the write of the next iteration: {}", war.message);
+    let label_lines: Vec<u32> = war.labels.iter().map(|l| db.location(l.span).0.line).collect();
+    assert!(label_lines.contains(&24), "the read of the previous iteration: {label_lines:?}");
+    assert!(war.message.contains("[0,0,0][0,0,0]"), "{}", war.message);
+    assert!(war.message.contains("iteration"), "{}", war.message);
+}

@@ -151,6 +151,11 @@ fn metal_fixtures() {
 }
 
 #[test]
+fn cppamp_fixtures() {
+    run_dir("cppamp");
+}
+
+#[test]
 fn wgsl_fixtures() {
     run_dir("wgsl");
 }

@@ -12,6 +12,7 @@
 
 pub mod dialect;
 mod expr;
+mod lambda;
 mod module;
 mod srctype;
 mod ssa;

@@ -107,7 +107,7 @@ impl<'t> Ctx<'t> {
             "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
             "true" => Some(1),
             "false" => Some(0),
-            "identifier" => match self.globals.get(self.text(n)) {
+            "identifier" | "type_identifier" => match self.globals.get(self.text(n)) {
                 _ if self.template_args.contains_key(self.text(n)) => match self.template_args.get(self.text(n)) {
                     Some(TemplateArg::Int(v)) => Some(*v),
                     _ => None,
@@ -122,6 +122,8 @@ impl<'t> Ctx<'t> {
             // `mem_flags::mem_threadgroup`: the dialect's scoped constants.
             "qualified_identifier" => n.field(self.fields.name).and_then(sub),
             "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
+            // A template argument the grammar read as a type (`tile<TS, TS>`).
+            "type_descriptor" => n.field(self.fields.ty).and_then(sub),
             "cast_expression" => n.field(self.fields.value).and_then(sub),
             "unary_expression" => {
                 let v = sub(n.field(self.fields.argument)?)?;
@@ -232,6 +234,11 @@ impl<'t> Ctx<'t> {
                     }
                     // A class template (its layout read generically).
                     _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
+                    // `index<2>`: an integer vector of its rank.
+                    _ if self.d.index_types.contains(&name.as_str()) => {
+                        let rank = args.and_then(|a| a.named_child(0)).and_then(|r| self.const_int(r)).unwrap_or(1);
+                        Some(SrcType::Vector(Type::I32, rank.clamp(1, 4) as u32))
+                    }
                     _ => Some(elem),
                 }
             }
@@ -499,6 +506,12 @@ pub fn lower_tree_streaming(
             );
             continue;
         }
+        if ctx.kind(k) == "lambda_expression" {
+            if let Some(f) = crate::lambda::lower_lambda_kernel(&mut ctx, k) {
+                sink(db, &ctx.module, f);
+            }
+            continue;
+        }
         let Some(params) = template::template_parameters(&ctx, k) else {
             if let Some(f) = FnLowerer::lower_kernel(&mut ctx, k) {
                 sink(db, &ctx.module, f);
@@ -664,10 +677,16 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
             info.group_size = Some([x, y, z]);
         }
     }
+    configured_shape(ctx, name.as_deref(), &mut info);
+    Some(info)
+}
+
+/// Applies the launch shape the configuration and the command line give the kernel `name`.
+pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     if info.wave_size.is_none() {
         info.wave_size = ctx.options.wave_size;
     }
-    let configured = name.as_ref().and_then(|name| ctx.options.kernels.get(name));
+    let configured = name.and_then(|name| ctx.options.kernels.get(name));
     if let Some(gs) = configured.and_then(|k| k.group_size) {
         info.group_size = Some(gs);
         info.group_extent = gs.map(Some);
@@ -682,7 +701,6 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
     if let Some(grid) = ctx.options.grid_size {
         info.grid_size = grid.map(Some);
     }
-    Some(info)
 }
 
 /// The group size that `layout(local_size_x = 64, …) in;` declarations at
@@ -770,6 +788,7 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                 if item.field(ctx.fields.body).is_none() {
                     continue;
                 }
+                kernels.extend(crate::lambda::launched_lambdas(ctx, item));
                 if let Some(name) = function_name(ctx, item) {
                     if entry_info(ctx, item).is_some() {
                         kernels.push(item);

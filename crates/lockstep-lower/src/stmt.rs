@@ -8,7 +8,7 @@ use crate::ssa::{Ssa, Var};
 use crate::template;
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{
-    BinOp, BlockId, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
+    BinOp, BlockId, Builtin, CmpOp, Const, EntryInfo, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
     MemSpace, Op, Param, Root, Scope, Terminator, Type, Value,
 };
 use lockstep_source::Span;
@@ -99,6 +99,9 @@ pub struct FnLowerer<'c, 't> {
     unreachable: FxHashSet<BlockId>,
     /// The object of the member function about to be inlined.
     pub receiver: Option<Place>,
+    /// Captured device views (C++ AMP `array_view`), by name: the extents
+    /// after the first, which linearize a multi-dimensional index row-major.
+    pub views: FxHashMap<String, Vec<Value>>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -106,6 +109,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn lower_kernel(cx: &'c mut Ctx<'t>, def: Node<'t>) -> Option<Function> {
         let name = function_name(cx, def)?;
         let info = entry_info(cx, def)?;
+        let mut l = FnLowerer::start(cx, name, info, def);
+        l.entry_params(def);
+        if let Some(body) = def.field(l.cx.fields.body) {
+            l.stmt(body);
+        }
+        l.finish(def)
+    }
+
+    /// A lowerer for the entry point `def`, positioned in its entry block.
+    pub(crate) fn start(cx: &'c mut Ctx<'t>, name: String, info: EntryInfo, def: Node<'t>) -> FnLowerer<'c, 't> {
         let span = cx.span(def);
         let mut f = Function::new(name, span);
         f.entry = Some(info.clone());
@@ -121,14 +134,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
             group_size: info.group_size,
             unreachable: FxHashSet::default(),
             receiver: None,
+            views: FxHashMap::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
         l.cur = entry;
-        l.entry_params(def);
-        if let Some(body) = def.field(l.cx.fields.body) {
-            l.stmt(body);
-        }
+        l
+    }
+
+    /// The finished kernel, once its body is lowered; None when it is too large to analyse.
+    pub(crate) fn finish(mut self, def: Node<'t>) -> Option<Function> {
+        let span = self.cx.span(def);
+        let l = &mut self;
         if l.ssa.too_large {
             let name = l.f.name.clone();
             let d = Diagnostic::new("kernel-skipped", Severity::Warning, l.cx.span(def), format!("kernel `{name}` was not checked: it is too large to analyse"))
@@ -232,7 +249,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    fn bind(&mut self, name: String, b: Binding) {
+    pub(crate) fn bind(&mut self, name: String, b: Binding) {
         self.scopes.last_mut().expect("a scope is always open").insert(name, b);
     }
 
@@ -268,33 +285,35 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let semantic = semantic_of(self.cx, p).and_then(|s| self.cx.d.semantic(&s));
             let vals: Vec<Value> = match semantic {
                 Some(sem) => self.semantic_values(sem, &ty, span),
-                None => {
-                    let mut types = Vec::new();
-                    ty.scalar_types(&self.cx.structs, &mut types);
-                    if types.len() != 1 {
-                        // Aggregate kernel arguments are uniform: model each cell as a parameter.
-                        types
-                            .iter()
-                            .map(|&t| {
-                                let idx = self.f.params.len() as u32;
-                                self.f.params.push(Param { name: name.clone(), ty: t, span });
-                                self.emit(Op::Param(idx), t, span)
-                            })
-                            .collect()
-                    } else {
-                        let idx = self.f.params.len() as u32;
-                        self.f.params.push(Param { name: name.clone(), ty: types[0], span });
-                        vec![self.emit(Op::Param(idx), types[0], span)]
-                    }
-                }
+                None => self.argument_values(&name, &ty, span),
             };
-            let vars = self.new_vars(&ty, &name);
-            for (v, x) in vars.iter().zip(&vals) {
-                self.ssa.write(*v, self.cur, *x);
-                self.f.inst_mut(*x).name.get_or_insert_with(|| name.clone());
-            }
-            self.bind(name, Binding::Place(Place::Vars { vars, ty }));
+            self.bind_values(name, ty, &vals);
         }
+    }
+
+    /// The values of a kernel argument: one parameter per cell (aggregate
+    /// arguments are uniform, each cell a parameter of the argument's name).
+    pub(crate) fn argument_values(&mut self, name: &str, ty: &SrcType, span: Span) -> Vec<Value> {
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        types
+            .iter()
+            .map(|&t| {
+                let idx = self.f.params.len() as u32;
+                self.f.params.push(Param { name: name.to_string(), ty: t, span });
+                self.emit(Op::Param(idx), t, span)
+            })
+            .collect()
+    }
+
+    /// Binds `name` to fresh variables of type `ty` holding `vals`.
+    pub(crate) fn bind_values(&mut self, name: String, ty: SrcType, vals: &[Value]) {
+        let vars = self.new_vars(&ty, &name);
+        for (v, x) in vars.iter().zip(vals) {
+            self.ssa.write(*v, self.cur, *x);
+            self.f.inst_mut(*x).name.get_or_insert_with(|| name.clone());
+        }
+        self.bind(name, Binding::Place(Place::Vars { vars, ty }));
     }
 
     /// A kernel parameter pointing into group-shared memory (OpenCL
