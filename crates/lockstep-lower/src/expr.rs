@@ -64,7 +64,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: vec![v], ty: SrcType::Scalar(ty) }
     }
 
-    fn scalar(&self, v: Value) -> RV {
+    pub(crate) fn scalar(&self, v: Value) -> RV {
         RV { vals: vec![v], ty: SrcType::Scalar(self.f.inst(v).ty) }
     }
 
@@ -399,6 +399,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
         let Some(field) = n.field(self.cx.fields.field) else { return self.undef(Type::I32, span) };
         let fname = self.cx.text(field);
+        if fname == "extent" && self.is_view(arg) {
+            if let Some(rv) = self.view_shape(arg, n, span) {
+                return rv;
+            }
+        }
         // threadIdx.x and friends.
         if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
             if let Some(bv @ (BuiltinVar::Vec3(_) | BuiltinVar::GlobalId)) = self.cx.d.builtin_var(self.cx.text(arg)) {
@@ -571,8 +576,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     }
                     Some(p) => p,
                     None => {
-                        let prv = self.expr(arg);
-                        return self.pointer_index(prv, idx, span);
+                        let rv = self.expr(arg);
+                        if let (SrcType::Vector(t, _), Some(k)) = (&rv.ty, self.f.as_int(idx)) {
+                            // A component of a vector value (`v.get_extent()[1]`).
+                            let component = *rv.vals.get(usize::try_from(k).ok()?)?;
+                            let ty = SrcType::Scalar(*t);
+                            let vars = self.new_vars(&ty, "component");
+                            self.ssa.write(vars[0], self.cur, component);
+                            return Some(Place::Vars { vars, ty });
+                        }
+                        return self.pointer_index(rv, idx, span);
                     }
                 };
                 self.index_place(base, idx, span)
@@ -1726,6 +1739,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        if method == "get_extent" && self.is_view(obj) {
+            if let Some(rv) = self.view_shape(obj, call, span) {
+                return rv;
+            }
+        }
         // A tiled index's barrier: `t.barrier.wait()`.
         if let Some((member, methods)) = self.cx.d.member_barriers {
             let on_member = self.cx.kind(obj) == "field_expression" && obj.field(self.cx.fields.field).is_some_and(|f| self.cx.text(f) == member);

@@ -8,7 +8,7 @@
 
 use crate::module::{configured_shape, function_name, Ctx, GlobalBinding};
 use crate::srctype::{SrcType, StructDef};
-use crate::stmt::{global_binding, FnLowerer, Place};
+use crate::stmt::{global_binding, DeviceView, FnLowerer, Place, RV};
 use lockstep_ir::{BinOp, Builtin, EntryInfo, Function, MemSpace, Op, Type, Value};
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
@@ -158,6 +158,52 @@ fn constructor_arguments<'t>(ctx: &Ctx<'t>, d: Node<'t>) -> Vec<Node<'t>> {
     list.named_children(&mut c).collect()
 }
 
+/// The arguments giving a view's extents: the first `rank` of its
+/// constructor's, or those of the `extent<N>` it was built from.
+fn extent_arguments<'t>(ctx: &Ctx<'t>, h: HostVariable<'t>, rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Vec<Node<'t>> {
+    let mut args = constructor_arguments(ctx, h.declarator);
+    let extent_variable = args.first().and_then(|&a| host_vars.get(ctx.text(a).trim()));
+    if let Some(e) = extent_variable.filter(|e| template_parts(ctx, e.ty).is_some_and(|(t, _)| ctx.d.index_types.contains(&t))) {
+        args = constructor_arguments(ctx, e.declarator);
+    }
+    args.truncate(rank);
+    args
+}
+
+/// A constructor argument's constant value (`a(n, n, v)` reads as parameters of type `n`).
+fn constant_argument(ctx: &Ctx, arg: Node) -> Option<i64> {
+    match ctx.kind(arg) {
+        "parameter_declaration" => ctx.const_int(arg.field(ctx.fields.ty)?),
+        _ => ctx.const_int(arg),
+    }
+}
+
+/// The groups a tiled launch runs, where its domain's extents are constants:
+/// `v.extent.tile<…>()` of a view, or `e.tile<…>()` of an `extent<N>`.
+fn launch_grid<'t>(ctx: &Ctx<'t>, launch: Node<'t>, group_size: [u32; 3], rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Option<[u32; 3]> {
+    let tile_call = launch.field(ctx.fields.arguments)?.named_child(0)?;
+    let mut domain = tile_call.field(ctx.fields.function)?.field(ctx.fields.argument)?;
+    if ctx.kind(domain) == "field_expression" && domain.field(ctx.fields.field).is_some_and(|f| ctx.text(f) == "extent") {
+        domain = domain.field(ctx.fields.argument)?;
+    }
+    let h = *host_vars.get(ctx.text(domain).trim())?;
+    let args = match template_parts(ctx, h.ty) {
+        Some((t, _)) if ctx.d.index_types.contains(&t) => constructor_arguments(ctx, h.declarator),
+        Some((t, _)) if ctx.d.device_views.contains(&t) => extent_arguments(ctx, h, rank, host_vars),
+        _ => return None,
+    };
+    if args.len() < rank {
+        return None;
+    }
+    let mut grid = [1u32; 3];
+    for (d, &a) in args.iter().take(rank).enumerate() {
+        let extent = u32::try_from(constant_argument(ctx, a)?).ok()?;
+        let axis = rank - 1 - d;
+        grid[axis] = extent.div_ceil(group_size[axis]).max(1);
+    }
+    Some(grid)
+}
+
 /// The group size `tile<A, B, C>` gives, x being the last (fastest) dimension.
 fn tile_group_size(ctx: &Ctx, dims: &[Node]) -> Option<[u32; 3]> {
     if dims.is_empty() || dims.len() > 3 {
@@ -234,6 +280,10 @@ pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Fu
         );
         return None;
     };
+    // A lambda in a function template is checked once, its parameters generic.
+    if let Some(params) = crate::template::template_parameters(ctx, host) {
+        ctx.template_args = crate::template::bind(ctx, params, &[], &Default::default());
+    }
     let host_vars = host_variables(ctx, host, lambda);
     // `const` locals with constant values are constants while the kernel is lowered
     // (tile sizes, `tile_static` array bounds).
@@ -248,6 +298,9 @@ pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Fu
     let mut info = EntryInfo { wave_size: ctx.d.wave_size, group_size, ..EntryInfo::default() };
     if let Some(gs) = group_size {
         info.group_extent = gs.map(Some);
+        if let Some(grid) = launch_grid(ctx, launch, gs, index.rank, &host_vars) {
+            info.grid_size = grid.map(Some);
+        }
     }
     configured_shape(ctx, Some(&name), &mut info);
     let mut l = FnLowerer::start(ctx, name, info, lambda);
@@ -257,6 +310,7 @@ pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Fu
         l.stmt(body);
     }
     let f = l.finish(lambda);
+    ctx.template_args.clear();
     for (var, previous) in shadowed {
         match previous {
             Some(p) => ctx.globals.insert(var, p),
@@ -279,7 +333,7 @@ impl<'t> FnLowerer<'_, 't> {
         for name in &captured {
             let h = host_vars[name];
             if let Some((_, rank)) = self.view_type(h.ty) {
-                for arg in self.extent_arguments(h, rank, host_vars) {
+                for arg in extent_arguments(self.cx, h, rank, host_vars) {
                     names_under(self.cx, arg, &mut extent_names);
                 }
             }
@@ -312,8 +366,9 @@ impl<'t> FnLowerer<'_, 't> {
         }
         // Extents are read once every captured scalar they may name is bound.
         for (name, h, rank) in views {
-            let extents = self.view_extents(name, h, rank, host_vars);
-            self.views.insert(name.to_string(), extents);
+            let shape_read = reads_extent(self.cx, body, name);
+            let extents = self.view_extents(name, h, rank, shape_read, host_vars);
+            self.views.insert(name.to_string(), DeviceView { extents });
         }
     }
 
@@ -331,33 +386,38 @@ impl<'t> FnLowerer<'_, 't> {
         Some((elem, rank.clamp(1, 3) as usize))
     }
 
-    /// A view's extents after the first (what row-major linearization needs),
-    /// from its constructor's arguments or the `extent<N>` it was built from; an
-    /// extent lockstep cannot read is an argument of its own (`c.extent[1]`).
-    fn view_extents(&mut self, name: &str, h: HostVariable<'t>, rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Vec<Value> {
-        let args = self.extent_arguments(h, rank, host_vars);
+    /// A view's extents from its constructor's arguments or the `extent<N>` it
+    /// was built from; an extent lockstep cannot read is an argument of its own
+    /// (`c.extent[1]`). The first is read only when `with_first`: row-major
+    /// linearization does not need it.
+    fn view_extents(&mut self, name: &str, h: HostVariable<'t>, rank: usize, with_first: bool, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Vec<Option<Value>> {
+        let args = extent_arguments(self.cx, h, rank, host_vars);
         let span = self.cx.span(h.declarator);
-        (1..rank)
+        (0..rank)
             .map(|d| {
-                let value = args.get(d).and_then(|&a| self.extent_value(a, span));
-                match value {
-                    Some(v) => v,
-                    None => self.argument_values(&format!("{name}.extent[{d}]"), &SrcType::Scalar(Type::I32), span)[0],
+                if d == 0 && !with_first {
+                    return None;
                 }
+                let value = args.get(d).and_then(|&a| self.extent_value(a, span));
+                Some(value.unwrap_or_else(|| self.argument_values(&format!("{name}.extent[{d}]"), &SrcType::Scalar(Type::I32), span)[0]))
             })
             .collect()
     }
 
-    /// The arguments giving a view's extents: the first `rank` of its
-    /// constructor's, or those of the `extent<N>` it was built from.
-    fn extent_arguments(&self, h: HostVariable<'t>, rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Vec<Node<'t>> {
-        let mut args = constructor_arguments(self.cx, h.declarator);
-        let extent_variable = args.first().and_then(|&a| host_vars.get(self.cx.text(a).trim()));
-        if let Some(e) = extent_variable.filter(|e| template_parts(self.cx, e.ty).is_some_and(|(t, _)| self.cx.d.index_types.contains(&t))) {
-            args = constructor_arguments(self.cx, e.declarator);
+    /// `v.extent` or `v.get_extent()` of a captured view: its extents as an `extent<N>`.
+    pub(crate) fn view_shape(&mut self, view: Node<'t>, n: Node<'t>, span: Span) -> Option<RV> {
+        if self.cx.kind(view) != "identifier" {
+            return None;
         }
-        args.truncate(rank);
-        args
+        let extents = self.views.get(self.cx.text(view))?.extents.clone();
+        let vals: Option<Vec<Value>> = extents.into_iter().collect();
+        match vals {
+            Some(vals) => Some(RV { ty: SrcType::Vector(Type::I32, vals.len() as u32), vals }),
+            None => {
+                let v = self.unmodelled(n, format!("the extent of `{}`", self.cx.text(view)), Vec::new(), span);
+                Some(self.scalar(v))
+            }
+        }
     }
 
     /// One constructor argument as an integer: a constant, a captured variable, or an expression of them.
@@ -428,7 +488,7 @@ impl<'t> FnLowerer<'_, 't> {
             return None;
         }
         let name = self.cx.text(view);
-        let extents = self.views.get(name)?.clone();
+        let extents: Vec<Value> = self.views.get(name)?.extents.iter().skip(1).flatten().copied().collect();
         let mut components = Vec::new();
         for &i in indices {
             let rv = self.expr(i);
@@ -449,6 +509,22 @@ impl<'t> FnLowerer<'_, 't> {
         let pointer = self.identifier(view, span);
         self.pointer_index(pointer, linear, span)
     }
+}
+
+/// Whether the kernel body reads `view`'s shape (`view.extent`, `view.get_extent()`).
+fn reads_extent(ctx: &Ctx, body: Node, view: &str) -> bool {
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if ctx.kind(n) == "field_expression"
+            && n.field(ctx.fields.argument).is_some_and(|a| ctx.text(a) == view)
+            && n.field(ctx.fields.field).is_some_and(|f| matches!(ctx.text(f), "extent" | "get_extent"))
+        {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    false
 }
 
 /// The struct a tiled index of `rank` is lowered to: `global`, `local`, `tile`

@@ -85,6 +85,13 @@ struct Frame {
     site: u32,
 }
 
+/// A captured device view: its extents, row-major. The first is read only
+/// where the kernel asks for it (`v.extent`); the others linearize an index.
+#[derive(Clone, Debug)]
+pub struct DeviceView {
+    pub extents: Vec<Option<Value>>,
+}
+
 pub struct FnLowerer<'c, 't> {
     pub cx: &'c mut Ctx<'t>,
     pub f: Function,
@@ -99,9 +106,8 @@ pub struct FnLowerer<'c, 't> {
     unreachable: FxHashSet<BlockId>,
     /// The object of the member function about to be inlined.
     pub receiver: Option<Place>,
-    /// Captured device views (C++ AMP `array_view`), by name: the extents
-    /// after the first, which linearize a multi-dimensional index row-major.
-    pub views: FxHashMap<String, Vec<Value>>,
+    /// Captured device views (C++ AMP `array_view`), by name.
+    pub views: FxHashMap<String, DeviceView>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -686,6 +692,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     continue;
                 }
             }
+            // `index<2> i(a, b);` reads as a function declaration whose parameter
+            // types are `a` and `b`: inside a body it constructs a value from them.
+            if let (Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..))), "function_declarator") = (&base, self.cx.kind(d)) {
+                if let Some(name) = declarator_name(self.cx, d) {
+                    let rv = self.constructed_from_parameter_types(d, ty, span);
+                    let vars = self.new_vars(ty, &name);
+                    let place = Place::Vars { vars, ty: ty.clone() };
+                    self.assign(&place, &rv, span, Some(&name));
+                    self.bind(name, Binding::Place(place));
+                    continue;
+                }
+            }
             // `auto` and unknown type names take the initializer's type.
             let declared = base.clone().and_then(|b| self.cx.declarator(d, b, MemSpace::Unknown));
             let (name, ty, init_rv) = match declared {
@@ -780,14 +798,31 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// The value `T v(a, b);` constructs when the grammar read it as a function
+    /// declaration: each parameter's type is a variable's name.
+    fn constructed_from_parameter_types(&mut self, d: Node<'t>, ty: &SrcType, span: Span) -> RV {
+        let mut vals = Vec::new();
+        if let Some(params) = d.field(self.cx.fields.parameters) {
+            let mut c = params.walk();
+            let names: Vec<Node<'t>> = params.named_children(&mut c).filter_map(|p| p.field(self.cx.fields.ty)).collect();
+            for n in names {
+                vals.extend(self.identifier(n, span).vals);
+            }
+        }
+        let vals = self.convert_to(&RV { vals, ty: ty.clone() }, ty, span);
+        RV { vals, ty: ty.clone() }
+    }
+
     /// An initializer: a brace list (flattened) or an expression.
     fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
-        if self.cx.kind(n) == "initializer_list" {
+        // `index<2> i(a, b)`: direct initialization of a value, component by component.
+        let direct = self.cx.kind(n) == "argument_list" && matches!(ty, SrcType::Scalar(_) | SrcType::Vector(..));
+        if self.cx.kind(n) == "initializer_list" || direct {
             let mut vals = Vec::new();
             let mut stack = vec![n];
             let mut leaves = Vec::new();
             while let Some(x) = stack.pop() {
-                if self.cx.kind(x) == "initializer_list" {
+                if self.cx.kind(x) == "initializer_list" || x.id() == n.id() {
                     let mut c = x.walk();
                     let kids: Vec<_> = x.named_children(&mut c).collect();
                     stack.extend(kids.into_iter().rev());
