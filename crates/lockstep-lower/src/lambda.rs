@@ -333,7 +333,9 @@ impl<'t> FnLowerer<'_, 't> {
         for name in &captured {
             let h = host_vars[name];
             if let Some((_, rank)) = self.view_type(h.ty) {
-                for arg in extent_arguments(self.cx, h, rank, host_vars) {
+                // The first extent is read only for `v.extent`.
+                let skip = if reads_extent(self.cx, body, name) { 0 } else { 1 };
+                for arg in extent_arguments(self.cx, h, rank, host_vars).into_iter().skip(skip) {
                     names_under(self.cx, arg, &mut extent_names);
                 }
             }
@@ -357,7 +359,9 @@ impl<'t> FnLowerer<'_, 't> {
                 // A constant (see `lower_lambda_kernel`).
                 continue;
             }
-            let Some(ty) = self.cx.resolve_type(h.ty) else { continue };
+            // Host containers (`std::vector<float>`) never reach the accelerator.
+            let host_template = template_parts(self.cx, h.ty).is_some_and(|(t, _)| !self.cx.d.index_types.contains(&t));
+            let Some(ty) = self.cx.resolve_type(h.ty).filter(|_| !host_template) else { continue };
             let ty = self.cx.declarator(h.declarator, ty, MemSpace::Unknown).map_or(SrcType::Void, |(_, t)| t);
             if matches!(ty, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Struct(_)) {
                 let vals = self.argument_values(name, &ty, span);
@@ -430,8 +434,10 @@ impl<'t> FnLowerer<'_, 't> {
         if let Some(k) = self.cx.const_int(node) {
             return Some(self.int(Type::I32, k, span));
         }
-        let name = self.cx.text(node).trim();
-        if matches!(self.cx.kind(node), "type_identifier" | "identifier") && self.lookup(name).is_none() {
+        // Only what the kernel has: constants and captured variables.
+        let mut names = Vec::new();
+        names_under(self.cx, node, &mut names);
+        if names.iter().any(|n| self.lookup(n).is_none() && self.cx.globals.get(*n).is_none()) {
             return None;
         }
         let rv = match self.cx.kind(node) {
