@@ -437,7 +437,7 @@ impl<'t> FnLowerer<'_, 't> {
         // Only what the kernel has: constants and captured variables.
         let mut names = Vec::new();
         names_under(self.cx, node, &mut names);
-        if names.iter().any(|n| self.lookup(n).is_none() && self.cx.globals.get(*n).is_none()) {
+        if names.iter().any(|n| self.lookup(n).is_none() && !self.cx.globals.contains_key(*n)) {
             return None;
         }
         let rv = match self.cx.kind(node) {
