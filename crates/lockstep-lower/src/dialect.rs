@@ -129,6 +129,8 @@ pub struct Dialect {
     pub flag_decoded_barriers: &'static [(&'static str, DecodeBarrier)],
     /// Attribute fixing the group size of an entry point (`reqd_work_group_size`).
     pub group_size_attribute: Option<&'static str>,
+    /// Attribute bounding the threads of a group (`[[max_total_threads_per_threadgroup(n)]]`).
+    pub max_threads_attribute: Option<&'static str>,
     /// Whether a space qualifier on a pointer declaration names the space it
     /// points into (OpenCL `__global float* p`) rather than where the pointer lives.
     pub space_qualifies_pointee: bool,
@@ -521,6 +523,7 @@ pub static HLSL: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],    group_size_layout: None,
     ignored_directives: &[],
@@ -648,6 +651,7 @@ pub static CUDA: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],    group_size_layout: None,
     ignored_directives: &[],
@@ -905,6 +909,7 @@ pub static OPENCL: Dialect = Dialect {
         ("atomic_work_item_fence", opencl_mem_fence),
     ],
     group_size_attribute: Some("reqd_work_group_size"),
+    max_threads_attribute: None,
     space_qualifies_pointee: true,
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
@@ -1088,6 +1093,7 @@ pub static GLSL: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
@@ -1301,6 +1307,7 @@ pub static METAL: Dialect = Dialect {
         ("atomic_thread_fence", metal_thread_fence),
     ],
     group_size_attribute: None,
+    max_threads_attribute: Some("max_total_threads_per_threadgroup"),
     space_qualifies_pointee: true,
     vector_memory: &[],
     group_size_layout: None,
@@ -1366,6 +1373,7 @@ pub static CPP_AMP: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: None,

@@ -646,7 +646,8 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     let first = ch.named_children(&mut cc).find(|x| ctx.kind(*x) != "__launch_bounds__");
                     info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
                 }
-                if ctx.d.group_size_attribute.is_some() && ctx.kind(ch) == "attribute_specifier" {
+                let launch_attribute = ctx.d.group_size_attribute.is_some() || ctx.d.max_threads_attribute.is_some();
+                if launch_attribute && matches!(ctx.kind(ch), "attribute_specifier" | "attribute_declaration") {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
@@ -765,6 +766,8 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
                 if vals.len() == 3 {
                     info.group_size = Some([vals[0].max(1) as u32, vals[1].max(1) as u32, vals[2].max(1) as u32]);
                 }
+            } else if ctx.d.max_threads_attribute.is_some_and(|a| a == lname) {
+                info.max_threads = vals.first().map(|v| (*v).clamp(1, u32::MAX as i64) as u32);
             } else if lname == "wavesize" {
                 info.wave_size = vals.first().map(|v| *v as u32);
             }
