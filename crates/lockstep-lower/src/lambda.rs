@@ -181,7 +181,7 @@ fn constant_argument(ctx: &Ctx, arg: Node) -> Option<i64> {
 /// The groups a tiled launch runs, where its domain's extents are constants:
 /// `v.extent.tile<…>()` of a view, or `e.tile<…>()` of an `extent<N>`.
 fn launch_grid<'t>(ctx: &Ctx<'t>, launch: Node<'t>, group_size: [u32; 3], rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Option<[u32; 3]> {
-    let tile_call = launch.field(ctx.fields.arguments)?.named_child(0)?;
+    let tile_call = launch_domain(ctx, launch)?;
     let mut domain = tile_call.field(ctx.fields.function)?.field(ctx.fields.argument)?;
     if ctx.kind(domain) == "field_expression" && domain.field(ctx.fields.field).is_some_and(|f| ctx.text(f) == "extent") {
         domain = domain.field(ctx.fields.argument)?;
@@ -217,9 +217,16 @@ fn tile_group_size(ctx: &Ctx, dims: &[Node]) -> Option<[u32; 3]> {
     Some(size)
 }
 
+/// The domain a launch runs over: the argument before the lambda
+/// (`parallel_for_each(view, domain, lambda)` names an accelerator view first).
+fn launch_domain<'t>(ctx: &Ctx<'t>, launch: Node<'t>) -> Option<Node<'t>> {
+    let args = launch.field(ctx.fields.arguments)?;
+    args.named_child(u32::try_from(args.named_child_count().checked_sub(2)?).ok()?)
+}
+
 /// The `tile<…>` arguments of a launch's domain (`c.extent.tile<16, 16>()`).
 fn launch_tile<'t>(ctx: &Ctx<'t>, launch: Node<'t>) -> Option<Vec<Node<'t>>> {
-    let domain = launch.field(ctx.fields.arguments)?.named_child(0)?;
+    let domain = launch_domain(ctx, launch)?;
     let mut stack = vec![domain];
     while let Some(n) = stack.pop() {
         if matches!(ctx.kind(n), "template_method" | "template_function") && n.field(ctx.fields.name).is_some_and(|x| ctx.text(x) == "tile") {
@@ -535,7 +542,7 @@ fn reads_extent(ctx: &Ctx, body: Node, view: &str) -> bool {
 
 /// The struct a tiled index of `rank` is lowered to: `global`, `local`, `tile`
 /// and `tile_origin`, each an `index<rank>`.
-fn tiled_index_struct(ctx: &mut Ctx, rank: usize) -> SrcType {
+pub(crate) fn tiled_index_struct(ctx: &mut Ctx, rank: usize) -> SrcType {
     let name = format!("tiled_index<{rank}>");
     if let Some(&i) = ctx.struct_names.get(&name) {
         return SrcType::Struct(i);

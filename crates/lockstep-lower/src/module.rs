@@ -234,6 +234,11 @@ impl<'t> Ctx<'t> {
                     }
                     // A class template (its layout read generically).
                     _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
+                    // `tiled_index<16, 16>` (a helper's parameter): what the kernel's index parameter is.
+                    _ if self.d.tiled_index_type == Some(name.as_str()) => {
+                        let rank = args.map_or(1, |a| a.named_child_count()).clamp(1, 3);
+                        Some(crate::lambda::tiled_index_struct(self, rank))
+                    }
                     // `index<2>`: an integer vector of its rank.
                     _ if self.d.index_types.contains(&name.as_str()) => {
                         let rank = args.and_then(|a| a.named_child(0)).and_then(|r| self.const_int(r)).unwrap_or(1);
