@@ -335,6 +335,7 @@ impl<'t> FnLowerer<'_, 't> {
         names_under(self.cx, body, &mut used);
         let own = names_declared_in(self.cx, lambda);
         let mut captured: Vec<&'t str> = used.into_iter().filter(|n| !own.contains(n) && host_vars.contains_key(n)).collect();
+        let used_by_body: FxHashSet<&'t str> = captured.iter().copied().collect();
         // A view's extents may name variables the body does not.
         let mut extent_names = Vec::new();
         for name in &captured {
@@ -368,11 +369,18 @@ impl<'t> FnLowerer<'_, 't> {
             }
             // Host containers (`std::vector<float>`) never reach the accelerator.
             let host_template = template_parts(self.cx, h.ty).is_some_and(|(t, _)| !self.cx.d.index_types.contains(&t));
-            let Some(ty) = self.cx.resolve_type(h.ty).filter(|_| !host_template) else { continue };
-            let ty = self.cx.declarator(h.declarator, ty, MemSpace::Unknown).map_or(SrcType::Void, |(_, t)| t);
-            if matches!(ty, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Struct(_)) {
-                let vals = self.argument_values(name, &ty, span);
-                self.bind_values(name.to_string(), ty, &vals);
+            let ty = self.cx.resolve_type(h.ty).filter(|_| !host_template);
+            let ty = ty.and_then(|ty| self.cx.declarator(h.declarator, ty, MemSpace::Unknown)).map(|(_, t)| t);
+            match ty {
+                Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Struct(_))) => {
+                    let vals = self.argument_values(name, &ty, span);
+                    self.bind_values(name.to_string(), ty, &vals);
+                }
+                _ if used_by_body.contains(name) => {
+                    let message = format!("the captured `{name}` is not a value or view lockstep models; the kernel's uses of it are unknown values");
+                    self.diag("unsupported", h.declarator, message);
+                }
+                _ => {}
             }
         }
         // Extents are read once every captured scalar they may name is bound.
