@@ -264,7 +264,8 @@ fn index_parameter<'t>(ctx: &Ctx<'t>, lambda: Node<'t>) -> Option<IndexParameter
 }
 
 /// The kernel's name: the enclosing function's, numbered from the second lambda it launches.
-fn kernel_name(ctx: &Ctx, host: Node, lambda: Node) -> String {
+pub fn kernel_name(ctx: &Ctx, lambda: Node) -> String {
+    let Some(host) = enclosing_function(ctx, lambda) else { return "lambda".into() };
     let base = function_name(ctx, host).unwrap_or_else(|| "lambda".into());
     let nth = launched_lambdas(ctx, host).iter().position(|l| l.id() == lambda.id()).unwrap_or(0);
     if nth == 0 {
@@ -278,7 +279,7 @@ fn kernel_name(ctx: &Ctx, host: Node, lambda: Node) -> String {
 pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Function> {
     let host = enclosing_function(ctx, lambda)?;
     let launch = lambda.parent()?.parent()?;
-    let name = kernel_name(ctx, host, lambda);
+    let name = kernel_name(ctx, lambda);
     let span = ctx.span(lambda);
     let Some(index) = index_parameter(ctx, lambda) else {
         ctx.diags.push(

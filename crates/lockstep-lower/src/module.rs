@@ -502,7 +502,10 @@ pub fn lower_tree_streaming(
     collect_items(&mut ctx, root, &mut kernels, 0);
     for k in kernels {
         if k.has_error() {
-            let name = function_name(&ctx, k).unwrap_or_default();
+            let name = match ctx.kind(k) {
+                "lambda_expression" => crate::lambda::kernel_name(&ctx, k),
+                _ => function_name(&ctx, k).unwrap_or_default(),
+            };
             let span = ctx.span(k);
             ctx.diags.push(
                 Diagnostic::new("parse-error", Severity::Warning, span, format!("kernel `{name}` was not checked"))

@@ -255,7 +255,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    pub(crate) fn bind(&mut self, name: String, b: Binding) {
+    fn bind(&mut self, name: String, b: Binding) {
         self.scopes.last_mut().expect("a scope is always open").insert(name, b);
     }
 
