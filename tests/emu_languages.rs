@@ -275,3 +275,46 @@ fn cpp_amp_matmul_without_the_second_wait_reports_the_loop_carried_war_at_run_ti
     assert!(war.message.contains("[0,0,0][0,0,0]"), "{}", war.message);
     assert!(war.message.contains("iteration"), "{}", war.message);
 }
+
+/// A Metal scan across SIMD-groups: `constant` tables and helpers, `metal::`
+/// names, SIMD-group prefix sums; the result does not depend on the SIMD-group width.
+const SCAN_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+constant uint kScale[2] = {1u, 2u};
+constant uint kMaxSimdgroups = 8;
+
+static inline uint load_or_zero(device const uint* p, uint i, uint n) { return i < n ? p[i] : 0u; }
+
+kernel void scan(device const uint* in [[buffer(0)]],
+                 device uint* out [[buffer(1)]],
+                 constant uint& n [[buffer(2)]],
+                 uint gid [[thread_position_in_grid]],
+                 uint lane [[thread_index_in_simdgroup]],
+                 uint simd [[simdgroup_index_in_threadgroup]])
+{
+    threadgroup uint partial[kMaxSimdgroups];
+    uint v = load_or_zero(in, gid, n) * kScale[1];
+    uint prefix = metal::simd_prefix_exclusive_sum(v);
+    uint total = simd_sum(v);
+    if (lane == 0)
+        partial[simd] = total;
+    metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+    uint base = 0;
+    for (uint s = 0; s < simd; ++s)
+        base += partial[s];
+    if (gid < n)
+        out[gid] = base + prefix;
+}
+"#;
+
+#[test]
+fn metal_simd_scan_is_exact_for_any_simdgroup_width() {
+    let launch = "[constants]\nn = 128\n[buffers.in]\nfill = 1\nlen = 128\n[buffers.out]\nlen = 128\n";
+    for wave_size in [16, 32] {
+        let config = RunConfig { group_size: Some([128, 1, 1]), wave_size: Some(wave_size), ..RunConfig::default() };
+        let (db, o) = compile_and_run("scan.metal", Lang::Metal, SCAN_METAL, "scan", launch, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("out").unwrap().u32s(), (0..128u32).map(|i| 2 * i).collect::<Vec<_>>(), "SIMD-groups of {wave_size}");
+    }
+}

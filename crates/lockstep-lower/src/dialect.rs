@@ -105,6 +105,9 @@ pub struct Dialect {
     pub float_literal_is_double: bool,
     /// Global variables without a space qualifier are constants (HLSL `$Globals`).
     pub plain_globals_are_constant: bool,
+    /// Program-scope variables of the constant space are fixed by their
+    /// initializers (Metal `constant`); in CUDA the host may set `__constant__` memory.
+    pub constant_globals_are_fixed: bool,
     /// Fence-only barriers are collective (HLSL) rather than per-thread (CUDA).
     pub collective_fences: bool,
     /// Files mix host functions with device code (CUDA): the bodies of
@@ -514,6 +517,7 @@ pub static HLSL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
+    constant_globals_are_fixed: false,
     collective_fences: true,
     host_code: false,
     wave_size: None,
@@ -611,6 +615,7 @@ pub static CUDA: Dialect = Dialect {
     ],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: true,
     wave_size: Some(32),
@@ -832,6 +837,7 @@ pub static OPENCL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: false,
     // Sub-group width varies by device.
@@ -1060,6 +1066,7 @@ pub static GLSL: Dialect = Dialect {
     float_literal_is_double: false,
     // Globals without a qualifier are per-invocation; in compute shaders they are `const` tables.
     plain_globals_are_constant: true,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: false,
     // Subgroup width varies by device.
@@ -1272,6 +1279,7 @@ pub static METAL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: true,
     collective_fences: false,
     host_code: false,
     // The SIMD-group width varies by device.
@@ -1363,6 +1371,7 @@ pub static CPP_AMP: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     // Host code surrounds the kernels and declares what they capture: it is parsed, never run.
     host_code: false,

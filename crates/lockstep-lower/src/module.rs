@@ -932,6 +932,14 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;
         }
+        let fixed_constant = space == Some(MemSpace::Constant) && ctx.d.constant_globals_are_fixed;
+        // `constant uint TILE = 16;` in Metal: an integer constant, folded like `const int`.
+        if let (true, Some(init), SrcType::Scalar(t)) = (fixed_constant, init, &ty) {
+            if let Some(v) = ctx.const_int(init).filter(|_| t.is_int()) {
+                ctx.globals.insert(name, GlobalBinding::Int(v, *t));
+                continue;
+            }
+        }
         // `const __device__` tables cannot be written: constant memory, with their values.
         if let Some(sp) = space.filter(|&s| !(is_const && s == MemSpace::Device)) {
             let kind = match sp {
@@ -941,6 +949,11 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
                 _ => GlobalKind::DeviceVar,
             };
             let g = ctx.add_global(&name, kind, sp, &ty, coherent, span);
+            if let (true, Some(init)) = (fixed_constant, init) {
+                let mut vals = Vec::new();
+                constant_initializer(ctx, init, &mut vals);
+                ctx.module.globals[g.index()].init = vals;
+            }
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
             continue;
         }
