@@ -65,7 +65,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
     /// Language of the inputs, instead of guessing from the extension: hlsl (.hlsl .hlsli .fx .fxh .csh),
-    /// cuda (.cu .cuh), opencl (.cl), glsl (.comp, and .glsl with a compute layout), wgsl (.wgsl).
+    /// cuda (.cu .cuh), opencl (.cl), glsl (.comp, and .glsl with a compute layout), metal (.metal),
+    /// cpp-amp (.cpp .cxx .cc using `restrict(amp)`), wgsl (.wgsl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
     /// Report only these rules or families (races, divergence, dead-barriers), comma-separated.
@@ -318,7 +319,7 @@ pub fn settings_for(common: &CommonSettings, discovery: &Discovery, path: &Path)
         include_unproven: include_unproven || selection.asked_for("possible-race"),
         include_benign: include_benign || selection.asked_for("benign-race"),
     };
-    let lang = lang.or_else(|| Lang::from_path(path));
+    let lang = lang.or_else(|| Lang::from_path(path)).or_else(|| is_cpp_amp_source(path).then_some(Lang::CppAmp));
     Ok(FileSettings { config, lang, options, checks, selection })
 }
 
@@ -372,7 +373,7 @@ fn collect_inputs(args: &CheckArgs, discovery: &Discovery) -> Result<Inputs, Str
             let overridden = config.as_ref().is_some_and(|c| c.overrides_for(&path).any(|o| o.lang.is_some()));
             if is_other_glsl_stage(&path) && !overridden {
                 skipped.push(path);
-            } else if Lang::from_path(&path).is_some() || overridden {
+            } else if Lang::from_path(&path).is_some() || overridden || is_cpp_amp_source(&path) {
                 let settings = settings_for(&common, discovery, &path)?;
                 files.push((path, settings));
             } else if lockstep_lower::is_unread_gpu_source(&path) {
@@ -392,6 +393,12 @@ fn collect_inputs(args: &CheckArgs, discovery: &Discovery) -> Result<Inputs, Str
 fn is_other_glsl_stage(path: &Path) -> bool {
     let glsl = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("glsl"));
     glsl && !std::fs::read(path).is_ok_and(|bytes| lockstep_lower::declares_compute_layout(&String::from_utf8_lossy(&bytes)))
+}
+
+/// A C++ file whose text uses `restrict(amp)`: C++ AMP kernels live in ordinary C++ sources.
+fn is_cpp_amp_source(path: &Path) -> bool {
+    Lang::from_path(path).is_none()
+        && std::fs::read(path).is_ok_and(|bytes| Lang::from_path_and_text(path, &String::from_utf8_lossy(&bytes)) == Some(Lang::CppAmp))
 }
 
 /// One line counting the skipped files by extension: `skipped 3 files lockstep does not read (2 .frag, 1 .spv)`.

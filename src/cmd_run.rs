@@ -71,7 +71,8 @@ pub struct RunArgs {
     /// Add an include directory.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
-    /// Language of the file, instead of guessing from the extension (hlsl, cuda, opencl, glsl).
+    /// Language of the file, instead of guessing from the extension or, for C++, the text
+    /// (hlsl, cuda, opencl, glsl, metal, cpp-amp, wgsl).
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
     /// Run even when the launch file leaves kernel arguments or dynamically sized shared arrays
@@ -138,12 +139,12 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn execute(args: &RunArgs) -> ExitCode {
-    let Some(lang) = args.lang.or_else(|| Lang::from_path(&args.file)) else {
-        return fail(format!("{}: unknown file type (use --lang {})", args.file.display(), Lang::names()));
-    };
     let bytes = match std::fs::read(&args.file) {
         Ok(b) => b,
         Err(e) => return fail(format!("{}: {e}", args.file.display())),
+    };
+    let Some(lang) = args.lang.or_else(|| Lang::from_path_and_text(&args.file, &String::from_utf8_lossy(&bytes))) else {
+        return fail(format!("{}: unknown file type (use --lang {})", args.file.display(), Lang::names()));
     };
     let mut db = SourceDb::new();
     let file = db.add_bytes(&args.file, &bytes);

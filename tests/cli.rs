@@ -129,3 +129,36 @@ fn a_header_without_kernels_is_checked_function_by_function() {
     let summary = format!("{out}{err}");
     assert!(summary.contains("checked 1 file (0 kernels, 3 device functions of files without a kernel), 2 problems"), "{summary}");
 }
+
+#[test]
+fn metal_and_cpp_amp_files_are_read_other_cpp_files_are_not() {
+    let dir = std::env::temp_dir().join(format!("lockstep-metal-amp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let metal = "kernel void k(device float* out [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {\n  if (l < 3)\n    threadgroup_barrier(mem_flags::mem_device);\n  out[l] = 1.0f;\n}\n";
+    std::fs::write(dir.join("k.metal"), metal).unwrap();
+    let amp = "#include <amp.h>\nusing namespace concurrency;\nvoid f(array_view<float, 1> v) {\n  parallel_for_each(v.extent.tile<64>(), [=](tiled_index<64> t) restrict(amp) {\n    if (t.local[0] < 3)\n      t.barrier.wait();\n  });\n}\n";
+    std::fs::write(dir.join("amp.cpp"), amp).unwrap();
+    std::fs::write(dir.join("host.cpp"), "int main() { return 0; }\n").unwrap();
+    let (code, out, err) = lockstep(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out.matches("barrier-in-divergent-cf").count(), 2, "{out}");
+    assert!(out.contains("checked 2 files (2 kernels)"), "{out}");
+    assert!(!err.contains("does not read"), "{err}");
+    let (code, _, err) = lockstep(&["check", dir.join("host.cpp").to_str().unwrap()]);
+    assert_eq!(code, 2, "a C++ file without restrict(amp) needs --lang: {err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn run_binds_a_cpp_amp_kernels_captured_views_by_name() {
+    let dir = std::env::temp_dir().join(format!("lockstep-amp-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scale = "#include <amp.h>\nusing namespace concurrency;\nvoid scale(std::vector<float>& vin, std::vector<float>& vout, float factor) {\n  array_view<const float, 1> in(vin.size(), vin);\n  array_view<float, 1> out(vout.size(), vout);\n  parallel_for_each(out.extent, [=](index<1> i) restrict(amp) {\n    out[i] = in[i] * factor;\n  });\n}\n";
+    std::fs::write(dir.join("scale.cpp"), scale).unwrap();
+    std::fs::write(dir.join("launch.toml"), "[constants]\nfactor = 2.0\n[buffers.in]\nfill = { start = 1, step = 1 }\nlen = 4\n[buffers.out]\nlen = 4\noutput = \"-\"\n").unwrap();
+    let args = ["run", "scale.cpp", "--group-size", "4", "--input", "launch.toml"];
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep")).args(args).current_dir(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out = [2.0, 4.0, 6.0, 8.0]\n");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -158,3 +158,163 @@ fn wgsl_storage_barrier_in_place_of_the_first_barrier_races_at_run_time() {
     let found = findings(&db, &o);
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
 }
+
+const REDUCE_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+kernel void reduce(device const uint* data [[buffer(0)]],
+                   device uint* sums [[buffer(1)]],
+                   device atomic_uint* total [[buffer(2)]],
+                   threadgroup uint* tile [[threadgroup(0)]],
+                   uint lid [[thread_position_in_threadgroup]],
+                   uint size [[threads_per_threadgroup]],
+                   uint group [[threadgroup_position_in_grid]],
+                   uint gid [[thread_position_in_grid]])
+{
+    tile[lid] = data[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = size / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            tile[lid] += tile[lid + s];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    uint lane_sum = simd_sum(lid < 1 ? tile[0] : 0u);
+    if (lid == 0) {
+        sums[group] = lane_sum;
+        atomic_fetch_add_explicit(total, tile[0], memory_order_relaxed);
+    }
+}
+"#;
+
+/// Metal binds each `[[buffer(n)]]` and `[[threadgroup(n)]]` parameter by its name.
+const REDUCE_METAL_LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\n[buffers.total]\nlen = 1\n[buffers.tile]\nlen = 64\n";
+
+#[test]
+fn metal_reduction_sums_each_group() {
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [4, 1, 1], group_size: Some([64, 1, 1]), scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("reduce.metal", Lang::Metal, REDUCE_METAL, "reduce", REDUCE_METAL_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..4u32).map(|g| (g * 64 + 1..=g * 64 + 64).sum()).collect();
+        assert_eq!(o.buffer("sums").unwrap().u32s(), want);
+        assert_eq!(o.buffer("total").unwrap().u32s(), vec![(1..=256u32).sum::<u32>()]);
+    }
+}
+
+#[test]
+fn metal_device_flag_in_place_of_the_first_barrier_races_at_run_time() {
+    let src = REDUCE_METAL.replacen("threadgroup_barrier(mem_flags::mem_threadgroup);", "threadgroup_barrier(mem_flags::mem_device);", 1);
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([64, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("reduce.metal", Lang::Metal, &src, "reduce", REDUCE_METAL_LAUNCH, config);
+    let found = findings(&db, &o);
+    assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
+}
+
+/// A tiled C++ AMP matrix multiply: the lambda is the kernel, the views it
+/// captures are its buffers and `n` its argument.
+const MATMUL_AMP: &str = r#"#include <amp.h>
+#include <vector>
+using namespace concurrency;
+
+static const int TS = 4;
+
+void multiply(const std::vector<float>& va, const std::vector<float>& vb, std::vector<float>& vc, int n)
+{
+    array_view<const float, 2> a(n, n, va);
+    array_view<const float, 2> b(n, n, vb);
+    array_view<float, 2> c(n, n, vc);
+    c.discard_data();
+    parallel_for_each(c.extent.tile<TS, TS>(), [=](tiled_index<TS, TS> t) restrict(amp) {
+        int row = t.local[0];
+        int col = t.local[1];
+        float sum = 0.0f;
+        for (int k0 = 0; k0 < n; k0 += TS) {
+            tile_static float ta[TS][TS];
+            tile_static float tb[TS][TS];
+            ta[row][col] = a(t.global[0], k0 + col);
+            tb[row][col] = b[index<2>(k0 + row, t.global[1])];
+            t.barrier.wait();
+            for (int k = 0; k < TS; k++)
+                sum += ta[row][k] * tb[k][col];
+            t.barrier.wait();
+        }
+        c[t.global] = sum;
+    });
+    c.synchronize();
+}
+"#;
+
+const MATMUL_AMP_LAUNCH: &str = "[constants]\nn = 8\n[buffers.a]\nfill = { start = 1, step = 1 }\nlen = 64\n[buffers.b]\nfill = { start = 0, step = 1 }\nlen = 64\n[buffers.c]\nlen = 64\n";
+
+#[test]
+fn cpp_amp_tiled_matmul_multiplies() {
+    let a: Vec<f32> = (1..=64).map(|v| v as f32).collect();
+    let b: Vec<f32> = (0..64).map(|v| v as f32).collect();
+    let want: Vec<f32> = (0..64).map(|cell| (0..8).map(|k| a[cell / 8 * 8 + k] * b[k * 8 + cell % 8]).sum()).collect();
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse, Scheduler::Random] {
+        let config = RunConfig { groups: [2, 2, 1], scheduler, seed: 7, ..RunConfig::default() };
+        let (db, o) = compile_and_run("matmul.cpp", Lang::CppAmp, MATMUL_AMP, "multiply", MATMUL_AMP_LAUNCH, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("c").unwrap().f32s(), want);
+    }
+}
+
+/// Seed 003's scenario: without the second wait, a thread overwrites the
+/// tiles of the next iteration while another thread of its tile still reads
+/// the previous ones.
+#[test]
+fn cpp_amp_matmul_without_the_second_wait_reports_the_loop_carried_war_at_run_time() {
+    let at = MATMUL_AMP.rfind("t.barrier.wait();").unwrap();
+    let src = format!("{}// no wait here{}", &MATMUL_AMP[..at], &MATMUL_AMP[at + "t.barrier.wait();".len()..]);
+    let config = RunConfig { groups: [2, 2, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("matmul.cpp", Lang::CppAmp, &src, "multiply", MATMUL_AMP_LAUNCH, config);
+    let war = o.findings.iter().find(|d| d.rule == "groupshared-read-then-no-barrier-write").expect("a write-after-read hazard");
+    assert_eq!(db.location(war.span).0.line, 20, "the write of the next iteration: {}", war.message);
+    let label_lines: Vec<u32> = war.labels.iter().map(|l| db.location(l.span).0.line).collect();
+    assert!(label_lines.contains(&24), "the read of the previous iteration: {label_lines:?}");
+    assert!(war.message.contains("[0,0,0][0,0,0]"), "{}", war.message);
+    assert!(war.message.contains("iteration"), "{}", war.message);
+}
+
+/// A Metal scan across SIMD-groups: `constant` tables and helpers, `metal::`
+/// names, SIMD-group prefix sums; the result does not depend on the SIMD-group width.
+const SCAN_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+constant uint kScale[2] = {1u, 2u};
+constant uint kMaxSimdgroups = 8;
+
+static inline uint load_or_zero(device const uint* p, uint i, uint n) { return i < n ? p[i] : 0u; }
+
+kernel void scan(device const uint* in [[buffer(0)]],
+                 device uint* out [[buffer(1)]],
+                 constant uint& n [[buffer(2)]],
+                 uint gid [[thread_position_in_grid]],
+                 uint lane [[thread_index_in_simdgroup]],
+                 uint simd [[simdgroup_index_in_threadgroup]])
+{
+    threadgroup uint partial[kMaxSimdgroups];
+    uint v = load_or_zero(in, gid, n) * kScale[1];
+    uint prefix = metal::simd_prefix_exclusive_sum(v);
+    uint total = simd_sum(v);
+    if (lane == 0)
+        partial[simd] = total;
+    metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);
+    uint base = 0;
+    for (uint s = 0; s < simd; ++s)
+        base += partial[s];
+    if (gid < n)
+        out[gid] = base + prefix;
+}
+"#;
+
+#[test]
+fn metal_simd_scan_is_exact_for_any_simdgroup_width() {
+    let launch = "[constants]\nn = 128\n[buffers.in]\nfill = 1\nlen = 128\n[buffers.out]\nlen = 128\n";
+    for wave_size in [16, 32] {
+        let config = RunConfig { group_size: Some([128, 1, 1]), wave_size: Some(wave_size), ..RunConfig::default() };
+        let (db, o) = compile_and_run("scan.metal", Lang::Metal, SCAN_METAL, "scan", launch, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("out").unwrap().u32s(), (0..128u32).map(|i| 2 * i).collect::<Vec<_>>(), "SIMD-groups of {wave_size}");
+    }
+}

@@ -73,7 +73,7 @@ fn check_fixture(path: &Path) -> Result<(), String> {
     for dir in exp.options.include_dirs.iter_mut() {
         *dir = path.parent().unwrap().join(&*dir);
     }
-    let lang = Lang::from_path(path).ok_or("unknown extension")?;
+    let lang = Lang::from_path_and_text(path, &text).ok_or("unknown extension")?;
     let report = check_file_with(path, lang, &exp.options, exp.checks)?;
     let mut got = BTreeSet::new();
     let mut got_labels = BTreeSet::new();
@@ -111,9 +111,14 @@ fn check_fixture(path: &Path) -> Result<(), String> {
     }
 }
 
+/// A file whose extension, or for `.cpp` whose text, names a language lockstep reads.
+fn is_kernel_file(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| Lang::from_path_and_text(path, &text).is_some())
+}
+
 fn run_dir(dir: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| Lang::from_path(p).is_some()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| is_kernel_file(p)).collect();
     files.sort();
     assert!(!files.is_empty(), "no fixtures in {}", root.display());
     let failures: Vec<String> = files.iter().filter_map(|f| check_fixture(f).err()).collect();
@@ -138,6 +143,16 @@ fn opencl_fixtures() {
 #[test]
 fn glsl_fixtures() {
     run_dir("glsl");
+}
+
+#[test]
+fn metal_fixtures() {
+    run_dir("metal");
+}
+
+#[test]
+fn cppamp_fixtures() {
+    run_dir("cppamp");
 }
 
 #[test]

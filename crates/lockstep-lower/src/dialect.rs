@@ -24,6 +24,21 @@ pub enum Semantic {
     GroupThreadId,
     GroupId,
     GroupIndex,
+    /// Threads per group, per axis (Metal `threads_per_threadgroup`).
+    GroupSize,
+    /// Groups in the dispatch, per axis (`threadgroups_per_grid`).
+    NumGroups,
+    /// Threads in the dispatch, per axis (`threads_per_grid`).
+    GridSize,
+    /// Lane in the wave (`thread_index_in_simdgroup`).
+    LaneId,
+    /// Lanes per wave (`threads_per_simdgroup`).
+    WaveSize,
+    /// The wave's index in its group: the flat thread index over the wave
+    /// width (`simdgroup_index_in_threadgroup`).
+    WaveIndex,
+    /// Waves per group, rounded up (`simdgroups_per_threadgroup`).
+    WavesPerGroup,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +107,9 @@ pub struct Dialect {
     pub float_literal_is_double: bool,
     /// Global variables without a space qualifier are constants (HLSL `$Globals`).
     pub plain_globals_are_constant: bool,
+    /// Program-scope variables of the constant space are fixed by their
+    /// initializers (Metal `constant`); in CUDA the host may set `__constant__` memory.
+    pub constant_globals_are_fixed: bool,
     /// Fence-only barriers are collective (HLSL) rather than per-thread (CUDA).
     pub collective_fences: bool,
     /// Files mix host functions with device code (CUDA): the bodies of
@@ -116,6 +134,8 @@ pub struct Dialect {
     pub flag_decoded_barriers: &'static [(&'static str, DecodeBarrier)],
     /// Attribute fixing the group size of an entry point (`reqd_work_group_size`).
     pub group_size_attribute: Option<&'static str>,
+    /// Attribute bounding the threads of a group (`[[max_total_threads_per_threadgroup(n)]]`).
+    pub max_threads_attribute: Option<&'static str>,
     /// Whether a space qualifier on a pointer declaration names the space it
     /// points into (OpenCL `__global float* p`) rather than where the pointer lives.
     pub space_qualifies_pointee: bool,
@@ -130,6 +150,23 @@ pub struct Dialect {
     /// Functions reading, writing or atomically updating an image texel:
     /// `imageLoad(image, coordinate)` and friends.
     pub image_functions: &'static [(&'static str, ImageAccess)],
+    /// Integer constants named in the source, plain or scoped
+    /// (`mem_flags::mem_threadgroup`), for barrier flags.
+    pub named_constants: &'static [(&'static str, i64)],
+    /// Functions whose last argument is a lambda run as a kernel (C++ AMP's
+    /// `parallel_for_each`): each such lambda is an entry point.
+    pub lambda_launcher: Option<&'static str>,
+    /// Class templates that are integer vectors of their rank (`index<2>`, `extent<2>`).
+    pub index_types: &'static [&'static str],
+    /// The lambda parameter type of a tiled launch, whose template arguments
+    /// are the group size (`tiled_index<16, 16>`).
+    pub tiled_index_type: Option<&'static str>,
+    /// Class templates of device memory a kernel lambda captures, with their
+    /// element type and rank as template arguments (`array_view<float, 2>`).
+    pub device_views: &'static [&'static str],
+    /// The member of a tiled index that is the group barrier, and its methods
+    /// (`t.barrier.wait()`).
+    pub member_barriers: Option<(&'static str, &'static [(&'static str, Barrier)])>,
 }
 
 /// What an image function does with the texel its coordinate names.
@@ -176,6 +213,8 @@ pub enum EntryMarker {
     GlobalSpecifier,
     /// The function of this name (GLSL's `main`).
     FunctionNamed(&'static str),
+    /// No function: the lambdas handed to the dialect's `lambda_launcher`.
+    LaunchedLambdas,
 }
 
 const fn bar(exec: Scope, mem: Scope, spaces: Spaces) -> Barrier {
@@ -512,6 +551,7 @@ pub static HLSL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
+    constant_globals_are_fixed: false,
     collective_fences: true,
     host_code: false,
     wave_size: None,
@@ -521,10 +561,17 @@ pub static HLSL: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],    group_size_layout: None,
     ignored_directives: &[],
     image_functions: &[],
+    named_constants: &[],
+    lambda_launcher: None,
+    index_types: &[],
+    tiled_index_type: None,
+    device_views: &[],
+    member_barriers: None,
 };
 
 pub static CUDA: Dialect = Dialect {
@@ -603,6 +650,7 @@ pub static CUDA: Dialect = Dialect {
     ],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: true,
     wave_size: Some(32),
@@ -643,10 +691,17 @@ pub static CUDA: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],    group_size_layout: None,
     ignored_directives: &[],
     image_functions: &[],
+    named_constants: &[],
+    lambda_launcher: None,
+    index_types: &[],
+    tiled_index_type: None,
+    device_views: &[],
+    member_barriers: None,
 };
 
 /// OpenCL C's `CLK_*_MEM_FENCE` flag bits.
@@ -818,6 +873,7 @@ pub static OPENCL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: false,
     // Sub-group width varies by device.
@@ -895,6 +951,7 @@ pub static OPENCL: Dialect = Dialect {
         ("atomic_work_item_fence", opencl_mem_fence),
     ],
     group_size_attribute: Some("reqd_work_group_size"),
+    max_threads_attribute: None,
     space_qualifies_pointee: true,
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
@@ -906,6 +963,12 @@ pub static OPENCL: Dialect = Dialect {
     ],    group_size_layout: None,
     ignored_directives: &[],
     image_functions: &[],
+    named_constants: &[],
+    lambda_launcher: None,
+    index_types: &[],
+    tiled_index_type: None,
+    device_views: &[],
+    member_barriers: None,
 };
 
 const GLSL_INTRINSICS: &[Intrinsic] = &[
@@ -1040,6 +1103,7 @@ pub static GLSL: Dialect = Dialect {
     float_literal_is_double: false,
     // Globals without a qualifier are per-invocation; in compute shaders they are `const` tables.
     plain_globals_are_constant: true,
+    constant_globals_are_fixed: false,
     collective_fences: false,
     host_code: false,
     // Subgroup width varies by device.
@@ -1073,6 +1137,7 @@ pub static GLSL: Dialect = Dialect {
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,
+    max_threads_attribute: None,
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
@@ -1089,6 +1154,293 @@ pub static GLSL: Dialect = Dialect {
         ("imageAtomicExchange", ImageAccess::Atomic(AtomicOp::Exchange)),
         ("imageAtomicCompSwap", ImageAccess::Atomic(AtomicOp::CompareExchange)),
     ],
+    named_constants: &[],
+    lambda_launcher: None,
+    index_types: &[],
+    tiled_index_type: None,
+    device_views: &[],
+    member_barriers: None,
+};
+
+/// Metal's `mem_flags` bits, as lockstep numbers them (`metal_stdlib` is not read).
+const MEM_DEVICE: i64 = 1;
+const MEM_THREADGROUP: i64 = 2;
+const MEM_TEXTURE: i64 = 4;
+const MEM_THREADGROUP_IMAGEBLOCK: i64 = 8;
+/// Metal's `thread_scope` values, as lockstep numbers them.
+const THREAD_SCOPE_SIMDGROUP: i64 = 1;
+const THREAD_SCOPE_THREADGROUP: i64 = 2;
+
+/// The spaces a `mem_flags` argument names; flags lockstep cannot evaluate name every space.
+fn metal_spaces(flags: Option<&Option<i64>>) -> Spaces {
+    match flags {
+        Some(Some(flags)) => {
+            let mut spaces = Spaces::NONE;
+            if flags & (MEM_THREADGROUP | MEM_THREADGROUP_IMAGEBLOCK) != 0 {
+                spaces = spaces.union(Spaces::SHARED);
+            }
+            if flags & (MEM_DEVICE | MEM_TEXTURE) != 0 {
+                spaces = spaces.union(Spaces::DEVICE);
+            }
+            spaces
+        }
+        _ => Spaces::ALL,
+    }
+}
+
+fn metal_threadgroup_barrier(args: &[Option<i64>]) -> Barrier {
+    bar(Scope::Group, Scope::Group, metal_spaces(args.first()))
+}
+
+fn metal_simdgroup_barrier(args: &[Option<i64>]) -> Barrier {
+    bar(Scope::Wave, Scope::Wave, metal_spaces(args.first()))
+}
+
+/// `atomic_thread_fence(flags, order, scope)`: a fence at the scope named (the device when unknown).
+fn metal_thread_fence(args: &[Option<i64>]) -> Barrier {
+    let mem = match args.get(2) {
+        Some(Some(THREAD_SCOPE_SIMDGROUP)) => Scope::Wave,
+        Some(Some(THREAD_SCOPE_THREADGROUP)) => Scope::Group,
+        _ => Scope::Device,
+    };
+    fence(mem, metal_spaces(args.first()))
+}
+
+const METAL_INTRINSICS: &[Intrinsic] = &[
+    common("min", MathFn::Min),
+    common("max", MathFn::Max),
+    float("fmin", MathFn::Min),
+    float("fmax", MathFn::Max),
+    common("abs", MathFn::Abs),
+    float("fabs", MathFn::Abs),
+    common("clamp", MathFn::Clamp),
+    float("saturate", MathFn::Saturate),
+    float("sqrt", MathFn::Sqrt),
+    float("rsqrt", MathFn::Rsqrt),
+    float("exp", MathFn::Exp),
+    float("exp2", MathFn::Exp2),
+    float("log", MathFn::Log),
+    float("log2", MathFn::Log2),
+    float("pow", MathFn::Pow),
+    float("powr", MathFn::Pow),
+    float("sin", MathFn::Sin),
+    float("cos", MathFn::Cos),
+    float("tan", MathFn::Tan),
+    float("floor", MathFn::Floor),
+    float("ceil", MathFn::Ceil),
+    float("rint", MathFn::Round),
+    float("trunc", MathFn::Trunc),
+    float("fract", MathFn::Frac),
+    float("fma", MathFn::Fma),
+    float("mix", MathFn::Lerp),
+    float("step", MathFn::Step),
+    float("sign", MathFn::Sign),
+    common("popcount", MathFn::PopCount),
+    common("clz", MathFn::CountLeadingZeros),
+    common("mulhi", MathFn::MulHi),
+    common("reverse_bits", MathFn::ReverseBits),
+    memory("simd_active_threads_mask", IntrinsicOp::ActiveLaneMask),
+];
+
+pub static METAL: Dialect = Dialect {
+    name: "metal",
+    barriers: &[],
+    flag_barrier: None,
+    builtin_vars: &[],
+    // Kernel parameter attributes (`uint tid [[thread_position_in_grid]]`).
+    semantics: &[
+        ("thread_position_in_grid", Semantic::DispatchThreadId),
+        ("thread_position_in_threadgroup", Semantic::GroupThreadId),
+        ("threadgroup_position_in_grid", Semantic::GroupId),
+        ("thread_index_in_threadgroup", Semantic::GroupIndex),
+        ("threads_per_threadgroup", Semantic::GroupSize),
+        ("dispatch_threads_per_threadgroup", Semantic::GroupSize),
+        ("threadgroups_per_grid", Semantic::NumGroups),
+        ("threads_per_grid", Semantic::GridSize),
+        ("thread_index_in_simdgroup", Semantic::LaneId),
+        ("threads_per_simdgroup", Semantic::WaveSize),
+        ("thread_execution_width", Semantic::WaveSize),
+        ("simdgroup_index_in_threadgroup", Semantic::WaveIndex),
+        ("simdgroups_per_threadgroup", Semantic::WavesPerGroup),
+    ],
+    builtin_calls: &[],
+    // The address-space keywords reach the parser as the CUDA words
+    // (`predefined_macros`); these are the spaces those words stand for.
+    space_qualifiers: &[
+        ("__shared__", MemSpace::Shared),
+        ("__device__", MemSpace::Device),
+        ("__constant__", MemSpace::Constant),
+    ],
+    coherent_qualifiers: &["volatile", "coherent"],
+    entry_marker: EntryMarker::GlobalSpecifier,
+    resources: &[],
+    atomics: &[
+        ("atomic_fetch_add_explicit", AtomicOp::Add),
+        ("atomic_fetch_sub_explicit", AtomicOp::Sub),
+        ("atomic_fetch_min_explicit", AtomicOp::Min),
+        ("atomic_fetch_max_explicit", AtomicOp::Max),
+        ("atomic_fetch_and_explicit", AtomicOp::And),
+        ("atomic_fetch_or_explicit", AtomicOp::Or),
+        ("atomic_fetch_xor_explicit", AtomicOp::Xor),
+        ("atomic_exchange_explicit", AtomicOp::Exchange),
+        ("atomic_load_explicit", AtomicOp::Load),
+        // A store is an exchange whose old value nobody reads.
+        ("atomic_store_explicit", AtomicOp::Exchange),
+    ],
+    atomic_dest_is_pointer: true,
+    wave_ops: &[
+        ("simd_sum", WaveOp::Sum),
+        ("simd_product", WaveOp::Product),
+        ("simd_min", WaveOp::Min),
+        ("simd_max", WaveOp::Max),
+        ("simd_and", WaveOp::BitAnd),
+        ("simd_or", WaveOp::BitOr),
+        ("simd_xor", WaveOp::BitXor),
+        ("simd_prefix_exclusive_sum", WaveOp::PrefixSum),
+        ("simd_prefix_exclusive_product", WaveOp::PrefixProduct),
+        ("simd_broadcast", WaveOp::ReadLane),
+        ("simd_broadcast_first", WaveOp::ReadFirst),
+        ("simd_shuffle", WaveOp::Shuffle),
+        ("simd_shuffle_xor", WaveOp::ShuffleXor),
+        ("simd_shuffle_up", WaveOp::ShuffleUp),
+        ("simd_shuffle_down", WaveOp::ShuffleDown),
+        ("simd_ballot", WaveOp::Ballot),
+        ("simd_any", WaveOp::AnyTrue),
+        ("simd_all", WaveOp::AllTrue),
+        ("simd_is_first", WaveOp::IsFirstLane),
+    ],
+    wave_mask_first: false,
+    intrinsics: METAL_INTRINSICS,
+    vector_intrinsics: &[],
+    // Other SIMD-group and quad-group functions, and atomics lockstep does not model, are worth a note.
+    intrinsic_prefixes: &["simd_", "quad_", "atomic_"],
+    sync_objects: &[],
+    float_literal_is_double: false,
+    plain_globals_are_constant: false,
+    constant_globals_are_fixed: true,
+    collective_fences: false,
+    host_code: false,
+    // The SIMD-group width varies by device.
+    wave_size: None,
+    discard_if_negative: None,
+    modelled_headers: &["metal_stdlib", "metal_atomic", "metal_compute", "metal_math", "metal_simdgroup", "metal_integer", "metal_common"],
+    predefined_macros: &[
+        ("kernel", "__global__"),
+        ("device", "__device__"),
+        ("threadgroup", "__shared__"),
+        ("constant", "__constant__"),
+        ("thread", ""),
+        ("atomic_int", "int"),
+        ("atomic_uint", "uint"),
+        ("atomic_float", "float"),
+        ("atomic_bool", "bool"),
+        ("memory_order_relaxed", "0"),
+        ("memory_order_seq_cst", "5"),
+        ("thread_scope_thread", "0"),
+        ("thread_scope_simdgroup", "1"),
+        ("thread_scope_threadgroup", "2"),
+        ("thread_scope_device", "3"),
+        ("__METAL_VERSION__", "310"),
+        ("FLT_MAX", "3.402823466e+38f"),
+        ("INFINITY", "(1.0f / 0.0f)"),
+        ("INT_MAX", "2147483647"),
+        ("UINT_MAX", "0xffffffffu"),
+    ],
+    axis_builtins: &[],
+    flag_decoded_barriers: &[
+        ("threadgroup_barrier", metal_threadgroup_barrier),
+        ("simdgroup_barrier", metal_simdgroup_barrier),
+        ("atomic_thread_fence", metal_thread_fence),
+    ],
+    group_size_attribute: None,
+    max_threads_attribute: Some("max_total_threads_per_threadgroup"),
+    space_qualifies_pointee: true,
+    vector_memory: &[],
+    group_size_layout: None,
+    ignored_directives: &[],
+    image_functions: &[],
+    named_constants: &[
+        ("mem_none", 0),
+        ("mem_device", MEM_DEVICE),
+        ("mem_threadgroup", MEM_THREADGROUP),
+        ("mem_texture", MEM_TEXTURE),
+        ("mem_threadgroup_imageblock", MEM_THREADGROUP_IMAGEBLOCK),
+    ],
+    lambda_launcher: None,
+    index_types: &[],
+    tiled_index_type: None,
+    device_views: &[],
+    member_barriers: None,
+};
+
+pub static CPP_AMP: Dialect = Dialect {
+    name: "cpp-amp",
+    barriers: &[
+        // The `concurrency` fences take the tiled index; they order this thread's accesses only.
+        ("all_memory_fence", fence(Scope::Group, Spaces::ALL)),
+        ("global_memory_fence", fence(Scope::Group, Spaces::DEVICE)),
+        ("tile_static_memory_fence", fence(Scope::Group, Spaces::SHARED)),
+    ],
+    flag_barrier: None,
+    builtin_vars: &[],
+    semantics: &[],
+    builtin_calls: &[],
+    // `tile_static` reaches the parser as `__shared__` (`predefined_macros`).
+    space_qualifiers: &[("__shared__", MemSpace::Shared)],
+    coherent_qualifiers: &[],
+    entry_marker: EntryMarker::LaunchedLambdas,
+    resources: &[],
+    atomics: &[
+        ("atomic_fetch_add", AtomicOp::Add),
+        ("atomic_fetch_sub", AtomicOp::Sub),
+        ("atomic_fetch_min", AtomicOp::Min),
+        ("atomic_fetch_max", AtomicOp::Max),
+        ("atomic_fetch_and", AtomicOp::And),
+        ("atomic_fetch_or", AtomicOp::Or),
+        ("atomic_fetch_xor", AtomicOp::Xor),
+        ("atomic_exchange", AtomicOp::Exchange),
+    ],
+    atomic_dest_is_pointer: true,
+    wave_ops: &[],
+    wave_mask_first: false,
+    intrinsics: CUDA_INTRINSICS,
+    vector_intrinsics: &[],
+    // Atomics lockstep does not model (`atomic_fetch_inc`, `atomic_compare_exchange`) are worth a note.
+    intrinsic_prefixes: &["atomic_"],
+    sync_objects: &[],
+    float_literal_is_double: true,
+    plain_globals_are_constant: false,
+    constant_globals_are_fixed: false,
+    collective_fences: false,
+    // Host code surrounds the kernels and declares what they capture: it is parsed, never run.
+    host_code: false,
+    wave_size: None,
+    discard_if_negative: None,
+    modelled_headers: &["amp.h", "amp_math.h", "amp_graphics.h", "amp_short_vectors.h"],
+    predefined_macros: &[("tile_static", "__shared__"), ("restrict(...)", "")],
+    axis_builtins: &[],
+    flag_decoded_barriers: &[],
+    group_size_attribute: None,
+    max_threads_attribute: None,
+    space_qualifies_pointee: false,
+    vector_memory: &[],
+    group_size_layout: None,
+    ignored_directives: &[],
+    image_functions: &[],
+    named_constants: &[],
+    lambda_launcher: Some("parallel_for_each"),
+    index_types: &["index", "extent"],
+    tiled_index_type: Some("tiled_index"),
+    device_views: &["array_view", "array"],
+    member_barriers: Some((
+        "barrier",
+        &[
+            ("wait", bar(Scope::Group, Scope::Group, Spaces::ALL)),
+            ("wait_with_all_memory_fence", bar(Scope::Group, Scope::Group, Spaces::ALL)),
+            ("wait_with_global_memory_fence", bar(Scope::Group, Scope::Group, Spaces::DEVICE)),
+            ("wait_with_tile_static_memory_fence", bar(Scope::Group, Scope::Group, Spaces::SHARED)),
+        ],
+    )),
 };
 
 impl Dialect {
@@ -1107,6 +1459,9 @@ impl Dialect {
     }
     pub fn vector_memory(&self, name: &str) -> Option<VectorMemory> {
         self.vector_memory.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+    pub fn named_constant(&self, name: &str) -> Option<i64> {
+        self.named_constants.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
     pub fn barrier(&self, name: &str) -> Option<Barrier> {
         self.barriers.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)

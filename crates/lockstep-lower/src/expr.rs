@@ -64,7 +64,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: vec![v], ty: SrcType::Scalar(ty) }
     }
 
-    fn scalar(&self, v: Value) -> RV {
+    pub(crate) fn scalar(&self, v: Value) -> RV {
         RV { vals: vec![v], ty: SrcType::Scalar(self.f.inst(v).ty) }
     }
 
@@ -366,7 +366,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scalar(v)
     }
 
-    fn identifier(&mut self, n: Node<'t>, span: Span) -> RV {
+    pub(crate) fn identifier(&mut self, n: Node<'t>, span: Span) -> RV {
         let name = self.cx.text(n);
         if let Some(b) = self.lookup(name).cloned() {
             return match b {
@@ -438,6 +438,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
         let Some(field) = n.field(self.cx.fields.field) else { return self.undef(Type::I32, span) };
         let fname = self.cx.text(field);
+        if fname == "extent" && self.is_view(arg) {
+            if let Some(rv) = self.view_shape(arg, n, span) {
+                return rv;
+            }
+        }
         // threadIdx.x and friends.
         if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
             if let Some(bv @ (BuiltinVar::Vec3(_) | BuiltinVar::GlobalId)) = self.cx.d.builtin_var(self.cx.text(arg)) {
@@ -579,6 +584,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let idx = n.field(self.cx.fields.indices)?;
                     idx.named_child(0)
                 })?;
+                if !self.views.is_empty() {
+                    // `v[i][j]` on a captured view: every index at once.
+                    let (mut view, mut indices) = (arg, vec![index_node]);
+                    while self.cx.kind(view) == "subscript_expression" {
+                        let inner = view.field(self.cx.fields.index).or_else(|| view.field(self.cx.fields.indices)?.named_child(0))?;
+                        indices.insert(0, inner);
+                        view = view.field(self.cx.fields.argument)?;
+                    }
+                    if self.is_view(view) {
+                        return self.view_element(view, &indices, n, span);
+                    }
+                }
                 // Resources: buf[i], tex[uint2(x, y)].
                 if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
                     if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(arg)) {
@@ -598,11 +615,27 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     }
                     Some(p) => p,
                     None => {
-                        let prv = self.expr(arg);
-                        return self.pointer_index(prv, idx, span);
+                        let rv = self.expr(arg);
+                        if let (SrcType::Vector(t, _), Some(k)) = (&rv.ty, self.f.as_int(idx)) {
+                            // A component of a vector value (`v.get_extent()[1]`).
+                            let component = *rv.vals.get(usize::try_from(k).ok()?)?;
+                            let ty = SrcType::Scalar(*t);
+                            let vars = self.new_vars(&ty, "component");
+                            self.ssa.write(vars[0], self.cur, component);
+                            return Some(Place::Vars { vars, ty });
+                        }
+                        return self.pointer_index(rv, idx, span);
                     }
                 };
                 self.index_place(base, idx, span)
+            }
+            // `v(i, j)` on a captured view.
+            "call_expression" => {
+                let view = n.field(self.cx.fields.function).filter(|&f| self.is_view(f))?;
+                let args = n.field(self.cx.fields.arguments)?;
+                let mut c = args.walk();
+                let indices: Vec<Node<'t>> = args.named_children(&mut c).collect();
+                self.view_element(view, &indices, n, span)
             }
             "pointer_expression" => {
                 let arg = n.field(self.cx.fields.argument)?;
@@ -616,8 +649,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// Whether `n` names a captured device view (C++ AMP `array_view`).
+    fn is_view(&self, n: Node<'t>) -> bool {
+        self.cx.kind(n) == "identifier" && self.views.contains_key(self.cx.text(n))
+    }
+
     /// `p[i]` on a pointer value.
-    fn pointer_index(&mut self, prv: RV, idx: Value, span: Span) -> Option<Place> {
+    pub(crate) fn pointer_index(&mut self, prv: RV, idx: Value, span: Span) -> Option<Place> {
         let SrcType::Pointer(elem, sp) = prv.ty else { return None };
         let p = *prv.vals.first()?;
         Some(self.pointer_place(p, &elem, sp, Some(idx), span))
@@ -1143,6 +1181,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return self.cast(ty, *value, span);
             }
         }
+        if self.is_view(func) {
+            return match self.place(n) {
+                Some(p) => self.read_place(&p, span),
+                None => self.undef(Type::I32, span),
+            };
+        }
         // Method calls: obj.method(args).
         if self.cx.kind(func) == "field_expression" {
             if let (Some(obj), Some(m)) = (func.field(self.cx.fields.argument), func.field(self.cx.fields.field)) {
@@ -1271,6 +1315,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         if let Some(rv) = self.hlsl_vector_builtin(name, args, span) {
             return rv;
+        }
+        if d.index_types.contains(&name) {
+            // `index<2>(i, j)`: an integer vector of the template's rank.
+            let rank = call.field(self.cx.fields.function).and_then(|f| f.field(self.cx.fields.arguments)).and_then(|a| a.named_child(0)).and_then(|r| self.cx.const_int(r));
+            let mut vals = Vec::new();
+            for &a in args {
+                vals.extend(self.expr(a).vals);
+            }
+            let ty = SrcType::Vector(Type::I32, rank.unwrap_or(vals.len() as i64).clamp(1, 4) as u32);
+            let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
+            return RV { vals, ty };
         }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
             if !defs.is_empty() {
@@ -1703,7 +1758,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let v = self.unmodelled(call, what, Vec::new(), span);
             return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
         };
-        let operand_count = if op == AtomicOp::CompareExchange { 2 } else if matches!(op, AtomicOp::Inc | AtomicOp::Dec) && !self.cx.d.atomic_dest_is_pointer { 0 } else { 1 };
+        let operand_count = match op {
+            AtomicOp::CompareExchange => 2,
+            // `atomic_load_explicit(p, order)`: the order is not an operand.
+            AtomicOp::Load => 0,
+            AtomicOp::Inc | AtomicOp::Dec if !self.cx.d.atomic_dest_is_pointer => 0,
+            _ => 1,
+        };
         let operands: Vec<Node<'t>> = args.iter().skip(1).take(operand_count).copied().collect();
         let old = self.atomic_at(op, place, &operands, span);
         // HLSL returns the original value through a trailing out argument.
@@ -1756,6 +1817,20 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn method_call(&mut self, obj: Node<'t>, method: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        if method == "get_extent" && self.is_view(obj) {
+            if let Some(rv) = self.view_shape(obj, call, span) {
+                return rv;
+            }
+        }
+        // A tiled index's barrier: `t.barrier.wait()`.
+        if let Some((member, methods)) = self.cx.d.member_barriers {
+            let on_member = self.cx.kind(obj) == "field_expression" && obj.field(self.cx.fields.field).is_some_and(|f| self.cx.text(f) == member);
+            if let Some(&(_, b)) = methods.iter().find(|(m, _)| *m == method).filter(|_| on_member) {
+                let b = self.with_preceding_fences(b);
+                self.emit(Op::Barrier(b, None), Type::Void, span);
+                return RV { vals: Vec::new(), ty: SrcType::Void };
+            }
+        }
         // Cooperative groups: block.sync(), tile.thread_rank().
         if let Some(SrcType::SyncObject(scope, width)) = self.group_argument(obj) {
             if let Some(rv) = self.group_call(scope, width, method, args, span) {
@@ -1795,7 +1870,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.opaque_call(method, rvs, span)
     }
 
-    fn group_thread_count(&mut self, span: Span) -> Value {
+    pub(crate) fn group_thread_count(&mut self, span: Span) -> Value {
         let x = self.builtin(Builtin::GroupSize(0), span);
         let y = self.builtin(Builtin::GroupSize(1), span);
         let z = self.builtin(Builtin::GroupSize(2), span);

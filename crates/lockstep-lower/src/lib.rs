@@ -1,4 +1,4 @@
-//! Lowers HLSL, CUDA, OpenCL C, GLSL compute shaders and WGSL to the kernel IR.
+//! Lowers HLSL, CUDA, OpenCL C, GLSL compute shaders, Metal, C++ AMP and WGSL to the kernel IR.
 //!
 //! WGSL comes through naga's front end and its IR ([`wgsl`]); the C-family
 //! languages through tree-sitter and the lowering described below.
@@ -12,6 +12,7 @@
 
 pub mod dialect;
 mod expr;
+mod lambda;
 mod module;
 mod srctype;
 mod ssa;
@@ -32,12 +33,15 @@ pub enum Lang {
     Cuda,
     OpenCl,
     Glsl,
+    Metal,
+    /// C++ AMP: each `parallel_for_each` lambda is a kernel.
+    CppAmp,
     /// Read through naga, not tree-sitter: it has no dialect table or grammar.
     Wgsl,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 5] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Glsl, Lang::Wgsl];
+    pub const ALL: [Lang; 7] = [Lang::Hlsl, Lang::Cuda, Lang::OpenCl, Lang::Glsl, Lang::Metal, Lang::CppAmp, Lang::Wgsl];
 
     /// The name `--lang` takes.
     pub fn name(self) -> &'static str {
@@ -57,8 +61,15 @@ impl Lang {
             "cl" => Some(Lang::OpenCl),
             "comp" | "glsl" => Some(Lang::Glsl),
             "wgsl" => Some(Lang::Wgsl),
+            "metal" => Some(Lang::Metal),
             _ => None,
         }
+    }
+
+    /// Picks the language from a file extension and, for extensions several
+    /// languages share, the text: a `.cpp` file using `restrict(amp)` is C++ AMP.
+    pub fn from_path_and_text(path: &std::path::Path, text: &str) -> Option<Lang> {
+        Lang::from_path(path).or_else(|| (is_cpp_source(path) && uses_cpp_amp(text)).then_some(Lang::CppAmp))
     }
 
     pub fn from_name(name: &str) -> Option<Lang> {
@@ -68,6 +79,8 @@ impl Lang {
             "opencl" | "cl" => Some(Lang::OpenCl),
             "glsl" | "comp" => Some(Lang::Glsl),
             "wgsl" => Some(Lang::Wgsl),
+            "metal" => Some(Lang::Metal),
+            "cpp-amp" | "amp" => Some(Lang::CppAmp),
             _ => None,
         }
     }
@@ -80,6 +93,8 @@ impl Lang {
             Lang::Cuda => Some(&dialect::CUDA),
             Lang::OpenCl => Some(&dialect::OPENCL),
             Lang::Glsl => Some(&dialect::GLSL),
+            Lang::Metal => Some(&dialect::METAL),
+            Lang::CppAmp => Some(&dialect::CPP_AMP),
             Lang::Wgsl => None,
         }
     }
@@ -96,8 +111,8 @@ impl Lang {
     pub fn grammar(self) -> Option<lockstep_syntax::Grammar> {
         match self {
             Lang::Hlsl => Some(lockstep_syntax::Grammar::Hlsl),
-            // OpenCL C is C; its keywords reach the C++ grammar as CUDA words.
-            Lang::Cuda | Lang::OpenCl => Some(lockstep_syntax::Grammar::Cuda),
+            // OpenCL C, Metal and C++ AMP are C and C++; their keywords reach the C++ grammar as CUDA words.
+            Lang::Cuda | Lang::OpenCl | Lang::Metal | Lang::CppAmp => Some(lockstep_syntax::Grammar::Cuda),
             Lang::Glsl => Some(lockstep_syntax::Grammar::Glsl),
             Lang::Wgsl => None,
         }
@@ -108,8 +123,23 @@ impl Lang {
 /// a directory walk counts them as skipped rather than ignoring them.
 pub const UNREAD_EXTENSIONS: &[&str] = &[
     "frag", "vert", "geom", "tesc", "tese", "mesh", "task", "rgen", "rchit", "rmiss", "rahit", "rint", "rcall",
-    "spv", "spvasm", "metal", "wgsl", "ptx", "amdgcn", "dxil",
+    "spv", "spvasm", "ptx", "amdgcn", "dxil",
 ];
+
+/// Whether `path` has a C++ source extension (C++ AMP kernels live in ordinary C++ files).
+fn is_cpp_source(path: &std::path::Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| ["cpp", "cxx", "cc"].contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Whether C++ text marks code for the accelerator with `restrict(amp)` (or
+/// `restrict(cpu, amp)`): the sign of a C++ AMP source.
+pub fn uses_cpp_amp(text: &str) -> bool {
+    text.match_indices("restrict").any(|(at, word)| {
+        let rest = text[at + word.len()..].trim_start();
+        let Some(args) = rest.strip_prefix('(') else { return false };
+        args.split_once(')').is_some_and(|(inside, _)| inside.split(',').any(|w| w.trim() == "amp"))
+    })
+}
 
 /// Whether GLSL source declares a compute shader's group size
 /// (`layout(local_size_x = …) in;`): a `.glsl` file may hold any stage.

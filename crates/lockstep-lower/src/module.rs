@@ -111,8 +111,6 @@ impl<'t> Ctx<'t> {
             "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
             "true" => Some(1),
             "false" => Some(0),
-            // A template argument that names a value parses as a type (`f<N>()`).
-            "type_descriptor" if n.field(self.fields.declarator).is_none() => n.field(self.fields.ty).and_then(sub),
             "identifier" | "type_identifier" => match self.globals.get(self.text(n)) {
                 _ if self.template_args.contains_key(self.text(n)) => match self.template_args.get(self.text(n)) {
                     Some(TemplateArg::Int(v)) => Some(*v),
@@ -120,9 +118,17 @@ impl<'t> Ctx<'t> {
                 },
                 _ if self.local_ints.contains_key(self.text(n)) => self.local_ints.get(self.text(n)).copied(),
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
-                _ => BARRIER_FLAG_NAMES.iter().find(|(name, _)| *name == self.text(n)).map(|(_, v)| *v as i64),
+                _ => BARRIER_FLAG_NAMES
+                    .iter()
+                    .find(|(name, _)| *name == self.text(n))
+                    .map(|(_, v)| *v as i64)
+                    .or_else(|| self.d.named_constant(self.text(n))),
             },
+            // `mem_flags::mem_threadgroup`: the dialect's scoped constants.
+            "qualified_identifier" => n.field(self.fields.name).and_then(sub),
             "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
+            // A template argument the grammar read as a type (`tile<TS, TS>`).
+            "type_descriptor" => n.field(self.fields.ty).and_then(sub),
             "cast_expression" => n.field(self.fields.value).and_then(sub),
             "unary_expression" => {
                 let v = sub(n.field(self.fields.argument)?)?;
@@ -233,6 +239,16 @@ impl<'t> Ctx<'t> {
                     }
                     // A class template (its layout read generically).
                     _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
+                    // `tiled_index<16, 16>` (a helper's parameter): what the kernel's index parameter is.
+                    _ if self.d.tiled_index_type == Some(name.as_str()) => {
+                        let rank = args.map_or(1, |a| a.named_child_count()).clamp(1, 3);
+                        Some(crate::lambda::tiled_index_struct(self, rank))
+                    }
+                    // `index<2>`: an integer vector of its rank.
+                    _ if self.d.index_types.contains(&name.as_str()) => {
+                        let rank = args.and_then(|a| a.named_child(0)).and_then(|r| self.const_int(r)).unwrap_or(1);
+                        Some(SrcType::Vector(Type::I32, rank.clamp(1, 4) as u32))
+                    }
                     _ => Some(elem),
                 }
             }
@@ -495,13 +511,22 @@ pub fn lower_tree_streaming(
     }
     for k in kernels {
         if k.has_error() {
-            let name = function_name(&ctx, k).unwrap_or_default();
+            let name = match ctx.kind(k) {
+                "lambda_expression" => crate::lambda::kernel_name(&ctx, k),
+                _ => function_name(&ctx, k).unwrap_or_default(),
+            };
             let span = ctx.span(k);
             ctx.diags.push(
                 Diagnostic::new("parse-error", Severity::Warning, span, format!("kernel `{name}` was not checked"))
                     .with_primary_label("this function does not parse")
                     .with_note("lockstep checks the other functions of the file; fix the syntax error to check this one"),
             );
+            continue;
+        }
+        if ctx.kind(k) == "lambda_expression" {
+            if let Some(f) = crate::lambda::lower_lambda_kernel(&mut ctx, k) {
+                sink(db, &ctx.module, f);
+            }
             continue;
         }
         let Some(params) = template::template_parameters(&ctx, k) else {
@@ -682,7 +707,8 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     let first = ch.named_children(&mut cc).find(|x| ctx.kind(*x) != "__launch_bounds__");
                     info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
                 }
-                if ctx.d.group_size_attribute.is_some() && ctx.kind(ch) == "attribute_specifier" {
+                let launch_attribute = ctx.d.group_size_attribute.is_some() || ctx.d.max_threads_attribute.is_some();
+                if launch_attribute && matches!(ctx.kind(ch), "attribute_specifier" | "attribute_declaration") {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
@@ -691,7 +717,7 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
             }
-            EntryMarker::FunctionNamed(_) => {}
+            EntryMarker::FunctionNamed(_) | EntryMarker::LaunchedLambdas => {}
         }
     }
     if let EntryMarker::FunctionNamed(entry) = ctx.d.entry_marker {
@@ -713,10 +739,16 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
             info.group_size = Some([x, y, z]);
         }
     }
+    configured_shape(ctx, name.as_deref(), &mut info);
+    Some(info)
+}
+
+/// Applies the launch shape the configuration and the command line give the kernel `name`.
+pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     if info.wave_size.is_none() {
         info.wave_size = ctx.options.wave_size;
     }
-    let configured = name.as_ref().and_then(|name| ctx.options.kernels.get(name));
+    let configured = name.and_then(|name| ctx.options.kernels.get(name));
     if let Some(gs) = configured.and_then(|k| k.group_size) {
         info.group_size = Some(gs);
         info.group_extent = gs.map(Some);
@@ -731,7 +763,6 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
     if let Some(grid) = ctx.options.grid_size {
         info.grid_size = grid.map(Some);
     }
-    Some(info)
 }
 
 /// The group size that `layout(local_size_x = 64, …) in;` declarations at
@@ -796,6 +827,8 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
                 if vals.len() == 3 {
                     info.group_size = Some([vals[0].max(1) as u32, vals[1].max(1) as u32, vals[2].max(1) as u32]);
                 }
+            } else if ctx.d.max_threads_attribute.is_some_and(|a| a == lname) {
+                info.max_threads = vals.first().map(|v| (*v).clamp(1, u32::MAX as i64) as u32);
             } else if lname == "wavesize" {
                 info.wave_size = vals.first().map(|v| *v as u32);
             }
@@ -819,6 +852,7 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                 if item.field(ctx.fields.body).is_none() {
                     continue;
                 }
+                kernels.extend(crate::lambda::launched_lambdas(ctx, item));
                 if let Some(name) = function_name(ctx, item) {
                     if entry_info(ctx, item).is_some() {
                         kernels.push(item);
@@ -951,6 +985,14 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;
         }
+        let fixed_constant = space == Some(MemSpace::Constant) && ctx.d.constant_globals_are_fixed;
+        // `constant uint TILE = 16;` in Metal: an integer constant, folded like `const int`.
+        if let (true, Some(init), SrcType::Scalar(t)) = (fixed_constant, init, &ty) {
+            if let Some(v) = ctx.const_int(init).filter(|_| t.is_int()) {
+                ctx.globals.insert(name, GlobalBinding::Int(v, *t));
+                continue;
+            }
+        }
         // `const __device__` tables cannot be written: constant memory, with their values.
         if let Some(sp) = space.filter(|&s| !(is_const && s == MemSpace::Device)) {
             let kind = match sp {
@@ -960,6 +1002,11 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
                 _ => GlobalKind::DeviceVar,
             };
             let g = ctx.add_global(&name, kind, sp, &ty, coherent, span);
+            if let (true, Some(init)) = (fixed_constant, init) {
+                let mut vals = Vec::new();
+                constant_initializer(ctx, init, &mut vals);
+                ctx.module.globals[g.index()].init = vals;
+            }
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
             continue;
         }

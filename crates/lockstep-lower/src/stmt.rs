@@ -8,7 +8,7 @@ use crate::ssa::{Ssa, Var};
 use crate::template;
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{
-    BinOp, BlockId, EntryInfo, Builtin, CmpOp, Const, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
+    BinOp, BlockId, Builtin, CmpOp, Const, EntryInfo, ExitKind, Function, GlobalKind, InlineSite, Local as IrLocal, LocalId, MemRef,
     MemSpace, Op, Param, Root, Scope, Terminator, Type, Value,
 };
 use lockstep_source::Span;
@@ -85,6 +85,13 @@ struct Frame {
     site: u32,
 }
 
+/// A captured device view: its extents, row-major. The first is read only
+/// where the kernel asks for it (`v.extent`); the others linearize an index.
+#[derive(Clone, Debug)]
+pub struct DeviceView {
+    pub extents: Vec<Option<Value>>,
+}
+
 pub struct FnLowerer<'c, 't> {
     pub cx: &'c mut Ctx<'t>,
     pub f: Function,
@@ -101,6 +108,8 @@ pub struct FnLowerer<'c, 't> {
     unreachable: FxHashSet<BlockId>,
     /// The object of the member function about to be inlined.
     pub receiver: Option<Place>,
+    /// Captured device views (C++ AMP `array_view`), by name.
+    pub views: FxHashMap<String, DeviceView>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -119,6 +128,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn lower_entry(cx: &'c mut Ctx<'t>, def: Node<'t>, info: EntryInfo) -> Option<Function> {
         let name = function_name(cx, def)?;
+        let mut l = FnLowerer::start(cx, name, info, def);
+        l.entry_params(def);
+        if let Some(body) = def.field(l.cx.fields.body) {
+            l.stmt(body);
+        }
+        l.finish(def)
+    }
+
+    /// A lowerer for the entry point `def`, positioned in its entry block.
+    pub(crate) fn start(cx: &'c mut Ctx<'t>, name: String, info: EntryInfo, def: Node<'t>) -> FnLowerer<'c, 't> {
         let span = cx.span(def);
         let mut f = Function::new(name, span);
         f.entry = Some(info.clone());
@@ -135,14 +154,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
             group_size: info.group_size,
             unreachable: FxHashSet::default(),
             receiver: None,
+            views: FxHashMap::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
         l.cur = entry;
-        l.entry_params(def);
-        if let Some(body) = def.field(l.cx.fields.body) {
-            l.stmt(body);
-        }
+        l
+    }
+
+    /// The finished kernel, once its body is lowered; None when it is too large to analyse.
+    pub(crate) fn finish(mut self, def: Node<'t>) -> Option<Function> {
+        let span = self.cx.span(def);
+        let l = &mut self;
         if l.ssa.too_large {
             let name = l.f.name.clone();
             let d = Diagnostic::new("kernel-skipped", Severity::Warning, l.cx.span(def), format!("kernel `{name}` was not checked: it is too large to analyse"))
@@ -165,7 +188,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // pointer read in a loop is the pointer, which can then be traced).
         crate::ssa::remove_trivial_phis(&mut f);
         let module = &l.cx.module;
-        let param_space = if info.caller_unknown { MemSpace::Unknown } else { MemSpace::Device };
+        let param_space = if f.entry.as_ref().is_some_and(|e| e.caller_unknown) { MemSpace::Unknown } else { MemSpace::Device };
         f.resolve_pointer_roots(|root| match root {
             Root::Global(g) => Some(module.global(g).space),
             Root::Param(_) => Some(param_space),
@@ -320,33 +343,35 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let semantic = semantic_of(self.cx, p).and_then(|s| self.cx.d.semantic(&s));
             let vals: Vec<Value> = match semantic {
                 Some(sem) => self.semantic_values(sem, &ty, span),
-                None => {
-                    let mut types = Vec::new();
-                    ty.scalar_types(&self.cx.structs, &mut types);
-                    if types.len() != 1 {
-                        // Aggregate kernel arguments are uniform: model each cell as a parameter.
-                        types
-                            .iter()
-                            .map(|&t| {
-                                let idx = self.f.params.len() as u32;
-                                self.f.params.push(Param { name: name.clone(), ty: t, span });
-                                self.emit(Op::Param(idx), t, span)
-                            })
-                            .collect()
-                    } else {
-                        let idx = self.f.params.len() as u32;
-                        self.f.params.push(Param { name: name.clone(), ty: types[0], span });
-                        vec![self.emit(Op::Param(idx), types[0], span)]
-                    }
-                }
+                None => self.argument_values(&name, &ty, span),
             };
-            let vars = self.new_vars(&ty, &name);
-            for (v, x) in vars.iter().zip(&vals) {
-                self.ssa.write(*v, self.cur, *x);
-                self.f.inst_mut(*x).name.get_or_insert_with(|| name.clone());
-            }
-            self.bind(name, Binding::Place(Place::Vars { vars, ty }));
+            self.bind_values(name, ty, &vals);
         }
+    }
+
+    /// The values of a kernel argument: one parameter per cell (aggregate
+    /// arguments are uniform, each cell a parameter of the argument's name).
+    pub(crate) fn argument_values(&mut self, name: &str, ty: &SrcType, span: Span) -> Vec<Value> {
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        types
+            .iter()
+            .map(|&t| {
+                let idx = self.f.params.len() as u32;
+                self.f.params.push(Param { name: name.to_string(), ty: t, span });
+                self.emit(Op::Param(idx), t, span)
+            })
+            .collect()
+    }
+
+    /// Binds `name` to fresh variables of type `ty` holding `vals`.
+    pub(crate) fn bind_values(&mut self, name: String, ty: SrcType, vals: &[Value]) {
+        let vars = self.new_vars(&ty, &name);
+        for (v, x) in vars.iter().zip(vals) {
+            self.ssa.write(*v, self.cur, *x);
+            self.f.inst_mut(*x).name.get_or_insert_with(|| name.clone());
+        }
+        self.bind(name, Binding::Place(Place::Vars { vars, ty }));
     }
 
     /// A kernel parameter pointing into group-shared memory (OpenCL
@@ -405,6 +430,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let l = self.builtin(Builtin::LocalId(a), span);
                     let gs = self.emit(Op::Binary(BinOp::Mul, g, s), Type::U32, span);
                     self.emit(Op::Binary(BinOp::Add, gs, l), Type::U32, span)
+                }
+                Semantic::GroupSize => self.builtin(Builtin::GroupSize(a), span),
+                Semantic::NumGroups => self.builtin(Builtin::NumGroups(a), span),
+                Semantic::GridSize => {
+                    let n = self.builtin(Builtin::NumGroups(a), span);
+                    let s = self.builtin(Builtin::GroupSize(a), span);
+                    self.emit(Op::Binary(BinOp::Mul, n, s), Type::U32, span)
+                }
+                Semantic::LaneId => self.builtin(Builtin::LaneId, span),
+                Semantic::WaveSize => self.builtin(Builtin::WaveSize, span),
+                Semantic::WaveIndex => {
+                    let flat = self.builtin(Builtin::LocalIndex, span);
+                    let width = self.builtin(Builtin::WaveSize, span);
+                    self.emit(Op::Binary(BinOp::Div, flat, width), Type::U32, span)
+                }
+                Semantic::WavesPerGroup => {
+                    let threads = self.group_thread_count(span);
+                    let width = self.builtin(Builtin::WaveSize, span);
+                    let one = self.int(Type::U32, 1, span);
+                    let last = self.emit(Op::Binary(BinOp::Sub, width, one), Type::U32, span);
+                    let padded = self.emit(Op::Binary(BinOp::Add, threads, last), Type::U32, span);
+                    self.emit(Op::Binary(BinOp::Div, padded, width), Type::U32, span)
                 }
             })
             .collect()
@@ -697,6 +744,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     continue;
                 }
             }
+            // `index<2> i(a, b);` reads as a function declaration whose parameter
+            // types are `a` and `b`: inside a body it constructs a value from them.
+            if let (Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..))), "function_declarator") = (&base, self.cx.kind(d)) {
+                if let Some(name) = declarator_name(self.cx, d) {
+                    let rv = self.constructed_from_parameter_types(d, ty, span);
+                    let vars = self.new_vars(ty, &name);
+                    let place = Place::Vars { vars, ty: ty.clone() };
+                    self.assign(&place, &rv, span, Some(&name));
+                    self.bind(name, Binding::Place(place));
+                    continue;
+                }
+            }
             // `auto` and unknown type names take the initializer's type.
             let declared = base.clone().and_then(|b| self.cx.declarator(d, b, MemSpace::Unknown));
             let (name, ty, init_rv) = match declared {
@@ -791,14 +850,31 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// The value `T v(a, b);` constructs when the grammar read it as a function
+    /// declaration: each parameter's type is a variable's name.
+    fn constructed_from_parameter_types(&mut self, d: Node<'t>, ty: &SrcType, span: Span) -> RV {
+        let mut vals = Vec::new();
+        if let Some(params) = d.field(self.cx.fields.parameters) {
+            let mut c = params.walk();
+            let names: Vec<Node<'t>> = params.named_children(&mut c).filter_map(|p| p.field(self.cx.fields.ty)).collect();
+            for n in names {
+                vals.extend(self.identifier(n, span).vals);
+            }
+        }
+        let vals = self.convert_to(&RV { vals, ty: ty.clone() }, ty, span);
+        RV { vals, ty: ty.clone() }
+    }
+
     /// An initializer: a brace list (flattened) or an expression.
     fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
-        if self.cx.kind(n) == "initializer_list" {
+        // `index<2> i(a, b)`: direct initialization of a value, component by component.
+        let direct = self.cx.kind(n) == "argument_list" && matches!(ty, SrcType::Scalar(_) | SrcType::Vector(..));
+        if self.cx.kind(n) == "initializer_list" || direct {
             let mut vals = Vec::new();
             let mut stack = vec![n];
             let mut leaves = Vec::new();
             while let Some(x) = stack.pop() {
-                if self.cx.kind(x) == "initializer_list" {
+                if self.cx.kind(x) == "initializer_list" || x.id() == n.id() {
                     let mut c = x.walk();
                     let kids: Vec<_> = x.named_children(&mut c).collect();
                     stack.extend(kids.into_iter().rev());
@@ -1125,6 +1201,17 @@ fn semantic_of<'t>(cx: &Ctx<'t>, p: Node<'t>) -> Option<String> {
             let text = cx.text(ch).trim_start_matches(':').trim();
             return Some(text.to_string());
         }
+    }
+    // A C++ attribute on the parameter (Metal `uint tid [[thread_position_in_grid]]`).
+    let mut stack = vec![p];
+    while let Some(n) = stack.pop() {
+        if cx.kind(n) == "attribute" {
+            if let Some(name) = n.field(cx.fields.name).map(|x| cx.text(x)).filter(|name| cx.d.semantic(name).is_some()) {
+                return Some(name.to_string());
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
     }
     // Fall back to the text after the last ':' (grammars differ in how they nest it).
     let text = cx.text(p);

@@ -227,3 +227,76 @@ fn launches_in_host_code_reach_the_kernels_through_preprocessing_and_the_host_cu
     let out = lockstep_lower::compile(&mut db, file, Lang::Cuda, &forced);
     assert!(out.module.functions.iter().all(|f| f.entry.as_ref().unwrap().single_group()));
 }
+
+/// Preprocesses and lowers, as `check` does (the predefined macros spell Metal's and C++ AMP's keywords).
+fn compile_source(lang: Lang, name: &str, src: &str) -> Module {
+    let mut db = lockstep_source::SourceDb::new();
+    let file = db.add(name, src);
+    let c = lockstep_lower::compile(&mut db, file, lang, &Options::default());
+    assert!(!c.has_errors && c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    for f in &c.module.functions {
+        assert!(lockstep_ir::verify(f).is_empty(), "{:?}", lockstep_ir::verify(f));
+    }
+    c.module
+}
+
+#[test]
+fn metal_barriers_decode_their_mem_flags() {
+    let m = compile_source(
+        Lang::Metal,
+        "k.metal",
+        "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint* o [[buffer(0)]]) {\n threadgroup_barrier(mem_flags::mem_threadgroup);\n threadgroup_barrier(mem_flags::mem_device);\n threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_texture);\n threadgroup_barrier(mem_flags::mem_none);\n simdgroup_barrier(mem_flags::mem_threadgroup);\n atomic_thread_fence(mem_flags::mem_device, memory_order_relaxed, thread_scope_device);\n atomic_thread_fence(mem_flags::mem_threadgroup, memory_order_relaxed, thread_scope_threadgroup);\n}\n",
+    );
+    assert_eq!(
+        barriers(&m),
+        vec![
+            bar(Scope::Group, Scope::Group, Spaces::SHARED),
+            bar(Scope::Group, Scope::Group, Spaces::DEVICE),
+            bar(Scope::Group, Scope::Group, Spaces::ALL),
+            bar(Scope::Group, Scope::Group, Spaces::NONE),
+            bar(Scope::Wave, Scope::Wave, Spaces::SHARED),
+            bar(Scope::None, Scope::Device, Spaces::DEVICE),
+            bar(Scope::None, Scope::Group, Spaces::SHARED),
+        ]
+    );
+}
+
+#[test]
+fn metal_parameter_attributes_are_thread_identity_and_launch_facts() {
+    let m = compile_source(
+        Lang::Metal,
+        "k.metal",
+        "[[max_total_threads_per_threadgroup(256)]]\nkernel void k(device uint* o [[buffer(0)]], uint2 t [[thread_position_in_threadgroup]], uint g [[threadgroup_position_in_grid]],\n uint lane [[thread_index_in_simdgroup]], uint width [[threads_per_simdgroup]], uint3 n [[threadgroups_per_grid]]) {\n o[0] = t.y + g + lane + width + n.z;\n}\n",
+    );
+    let b = builtins(&m);
+    for expected in [Builtin::LocalId(1), Builtin::GroupId(0), Builtin::LaneId, Builtin::WaveSize, Builtin::NumGroups(2)] {
+        assert!(b.contains(&expected), "{expected:?} missing from {b:?}");
+    }
+    let e = m.functions[0].entry.as_ref().unwrap();
+    assert_eq!((e.max_threads, e.group_size, e.wave_size), (Some(256), None, None), "the SIMD-group width is the device's");
+    assert_eq!(m.functions[0].params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["o"]);
+}
+
+#[test]
+fn cpp_amp_lambdas_are_kernels_with_their_tiles_barriers_and_captures() {
+    let src = "#include <amp.h>\nusing namespace concurrency;\nvoid f(std::vector<float>& data, int scale) {\n const int rows = 64;\n array_view<float, 2> v(rows, 32, data);\n parallel_for_each(v.extent.tile<4, 8>(), [=](tiled_index<4, 8> t) restrict(amp) {\n  t.barrier.wait();\n  t.barrier.wait_with_global_memory_fence();\n  t.barrier.wait_with_tile_static_memory_fence();\n  all_memory_fence(t);\n  v[t.global] = (float)scale;\n });\n parallel_for_each(v.extent, [=](index<2> i) restrict(amp) { v[i] = 0.0f; });\n}\n";
+    let m = compile_source(Lang::CppAmp, "k.cpp", src);
+    assert_eq!(m.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f", "f#2"]);
+    assert_eq!(
+        barriers(&m),
+        vec![
+            bar(Scope::Group, Scope::Group, Spaces::ALL),
+            bar(Scope::Group, Scope::Group, Spaces::DEVICE),
+            bar(Scope::Group, Scope::Group, Spaces::SHARED),
+            bar(Scope::None, Scope::Group, Spaces::ALL),
+        ]
+    );
+    // tile<4, 8>: 8 threads along x (the last dimension), 4 along y; 64 x 32 elements are 4 x 16 tiles.
+    let e = m.functions[0].entry.as_ref().unwrap();
+    assert_eq!((e.group_size, e.grid_size), (Some([8, 4, 1]), [Some(4), Some(16), Some(1)]));
+    // Captured views and values are arguments in declaration order; `rows` is a constant, `data` host memory.
+    assert_eq!(m.functions[0].params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["scale", "v"]);
+    // Without tiles the group size is the runtime's.
+    assert_eq!(m.functions[1].entry.as_ref().unwrap().group_size, None);
+    assert!(!m.functions[1].insts.iter().any(|i| matches!(i.op, Op::Barrier(..))));
+}
