@@ -162,3 +162,14 @@ fn run_binds_a_cpp_amp_kernels_captured_views_by_name() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "out = [2.0, 4.0, 6.0, 8.0]\n");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn messages_name_the_barrier_of_the_files_language() {
+    for (dir, barrier) in [("tests/fixtures/glsl", "barrier()"), ("tests/fixtures/metal", "threadgroup_barrier(mem_flags::mem_threadgroup)"), ("tests/fixtures/cuda", "__syncthreads()")] {
+        let (_, out, _) = lockstep(&["check", dir]);
+        assert!(out.contains(&format!("no {barrier} is between these accesses")), "{dir}: {out}");
+        if !dir.ends_with("cuda") {
+            assert!(!out.contains("__syncthreads"), "{dir} names CUDA's barrier: {out}");
+        }
+    }
+}

@@ -287,11 +287,12 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
     )
 }
 
-fn barrier_name(m: &Module) -> &'static str {
-    if m.collective_fences {
-        "GroupMemoryBarrierWithGroupSync()"
+/// The language's group barrier, as its programmers write it.
+fn barrier_name(m: &Module) -> &str {
+    if m.group_barrier.is_empty() {
+        "a group barrier"
     } else {
-        "__syncthreads()"
+        &m.group_barrier
     }
 }
 
@@ -396,8 +397,10 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
                 "threads of different groups are not ordered by any barrier inside one dispatch; give each thread its own cells, use atomics, or split the dispatch".to_string()
             } else if hlsl {
                 "no barrier that orders device memory (`DeviceMemoryBarrierWithGroupSync()` or `AllMemoryBarrierWithGroupSync()`) is between these accesses".to_string()
+            } else if m.device_barrier.is_empty() {
+                "no group barrier that orders device memory is between these accesses".to_string()
             } else {
-                "no `__syncthreads()` is between these accesses".to_string()
+                format!("no `{}` is between these accesses", m.device_barrier)
             });
         }
         _ => {

@@ -352,6 +352,12 @@ pub struct Module {
     /// meant to execute (HLSL `GroupMemoryBarrier`), false when a fence only
     /// orders the calling thread's own accesses (CUDA `__threadfence`).
     pub collective_fences: bool,
+    /// How the source language spells the barrier that orders group memory
+    /// for every thread of the group (`__syncthreads()`, `barrier()`), and
+    /// one that also orders device memory; messages name them. Empty where
+    /// the input has no source language (LLVM IR).
+    pub group_barrier: String,
+    pub device_barrier: String,
 }
 
 impl Module {

@@ -112,6 +112,10 @@ pub struct Dialect {
     pub constant_globals_are_fixed: bool,
     /// Fence-only barriers are collective (HLSL) rather than per-thread (CUDA).
     pub collective_fences: bool,
+    /// The barrier that orders group memory for the whole group, and one
+    /// that orders device memory, as messages should name them.
+    pub group_barrier: &'static str,
+    pub device_barrier: &'static str,
     /// Files mix host functions with device code (CUDA): the bodies of
     /// host-only functions are skipped when parsing.
     pub host_code: bool,
@@ -553,6 +557,8 @@ pub static HLSL: Dialect = Dialect {
     plain_globals_are_constant: true,
     constant_globals_are_fixed: false,
     collective_fences: true,
+    group_barrier: "GroupMemoryBarrierWithGroupSync()",
+    device_barrier: "DeviceMemoryBarrierWithGroupSync()",
     host_code: false,
     wave_size: None,
     discard_if_negative: Some("clip"),
@@ -652,6 +658,8 @@ pub static CUDA: Dialect = Dialect {
     plain_globals_are_constant: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
+    group_barrier: "__syncthreads()",
+    device_barrier: "__syncthreads()",
     host_code: true,
     wave_size: Some(32),
     discard_if_negative: None,
@@ -875,6 +883,8 @@ pub static OPENCL: Dialect = Dialect {
     plain_globals_are_constant: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
+    group_barrier: "barrier(CLK_LOCAL_MEM_FENCE)",
+    device_barrier: "barrier(CLK_GLOBAL_MEM_FENCE)",
     host_code: false,
     // Sub-group width varies by device.
     wave_size: None,
@@ -1105,6 +1115,8 @@ pub static GLSL: Dialect = Dialect {
     plain_globals_are_constant: true,
     constant_globals_are_fixed: false,
     collective_fences: false,
+    group_barrier: "barrier()",
+    device_barrier: "memoryBarrierBuffer(); barrier()",
     host_code: false,
     // Subgroup width varies by device.
     wave_size: None,
@@ -1319,6 +1331,8 @@ pub static METAL: Dialect = Dialect {
     plain_globals_are_constant: false,
     constant_globals_are_fixed: true,
     collective_fences: false,
+    group_barrier: "threadgroup_barrier(mem_flags::mem_threadgroup)",
+    device_barrier: "threadgroup_barrier(mem_flags::mem_device)",
     host_code: false,
     // The SIMD-group width varies by device.
     wave_size: None,
@@ -1412,6 +1426,8 @@ pub static CPP_AMP: Dialect = Dialect {
     plain_globals_are_constant: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
+    group_barrier: "t.barrier.wait()",
+    device_barrier: "t.barrier.wait_with_global_memory_fence()",
     // Host code surrounds the kernels and declares what they capture: it is parsed, never run.
     host_code: false,
     wave_size: None,

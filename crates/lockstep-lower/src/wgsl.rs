@@ -52,7 +52,7 @@ pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut
             return Compiled { module: Module::default(), diagnostics: vec![d], has_errors: true };
         }
     };
-    let mut module = Module::default();
+    let mut module = Module { group_barrier: "workgroupBarrier()".into(), device_barrier: "storageBarrier()".into(), ..Module::default() };
     let globals = parsed.global_variables.iter().map(|(h, g)| lower_global(&parsed, &mut module, file, h, g)).collect::<Vec<_>>();
     let mut diagnostics = Vec::new();
     let mut kernels = Vec::new();
