@@ -7,6 +7,10 @@
 //!   `--grid-size X,Y,Z`, `-D N=V`, `--include-unproven`, `--include-benign`).
 //!
 //! The harness fails on every missing and every unexpected diagnostic.
+//!
+//! `tests/algorithms/` holds one algorithm set written in every language
+//! lockstep reads; each version must meet its own line expectations, and
+//! all versions of an algorithm must report the same rules.
 
 use lockstep::check::{check_file_with, parse_defines, parse_grid_size, parse_group_size};
 use lockstep_checks::CheckOptions;
@@ -67,7 +71,8 @@ fn parse(text: &str) -> Expectations {
     e
 }
 
-fn check_fixture(path: &Path) -> Result<(), String> {
+/// Checks one fixture; on success, the rules it reported (sorted, with repeats).
+fn check_fixture(path: &Path) -> Result<Vec<String>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut exp = parse(&text);
     for dir in exp.options.include_dirs.iter_mut() {
@@ -104,7 +109,9 @@ fn check_fixture(path: &Path) -> Result<(), String> {
         }
     }
     if problems.is_empty() {
-        Ok(())
+        let mut rules: Vec<String> = report.diagnostics.iter().map(|d| d.rule.clone()).collect();
+        rules.sort();
+        Ok(rules)
     } else {
         let rendered = lockstep_diag::render_human(&report.db, &report.diagnostics, false);
         Err(format!("{}\n--- diagnostics ---\n{rendered}", problems.join("\n")))
@@ -180,4 +187,40 @@ fn harness_reports_missing_and_unexpected_diagnostics() {
     let err = check_fixture(&ok).unwrap_err();
     assert!(err.contains("marked ok but reported"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn one_algorithm_set_gives_the_same_findings_in_every_language() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/algorithms");
+    let mut failures = Vec::new();
+    for algorithm in ["reduction", "matmul", "early_exit", "scan"] {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_stem().is_some_and(|s| s == algorithm))
+            .collect();
+        versions.sort();
+        let langs: BTreeSet<&str> = versions
+            .iter()
+            .filter_map(|p| Lang::from_path_and_text(p, &std::fs::read_to_string(p).unwrap()).map(|l| l.name()))
+            .collect();
+        if langs.len() != 7 {
+            failures.push(format!("{algorithm}: written in {} languages ({langs:?}), not 7", langs.len()));
+        }
+        let mut first: Option<(PathBuf, Vec<String>)> = None;
+        for path in versions {
+            match check_fixture(&path) {
+                Err(e) => failures.push(e),
+                Ok(rules) => match &first {
+                    None => first = Some((path, rules)),
+                    Some((p0, r0)) if *r0 != rules => {
+                        failures.push(format!("{}: {rules:?}, but {}: {r0:?}", path.display(), p0.display()));
+                    }
+                    Some(_) => {}
+                },
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
