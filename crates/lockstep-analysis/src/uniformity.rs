@@ -109,6 +109,8 @@ pub struct Uniformity {
     /// Per value: the loop after which it holds a whole wave's butterfly
     /// reduction (see [`butterfly_reductions`]).
     butterfly: Vec<Option<usize>>,
+    /// Judging by the language's own rules (see [`Uniformity::by_language_rules`]).
+    language_rules: bool,
 }
 
 impl Uniformity {
@@ -142,6 +144,20 @@ impl Uniformity {
     }
 
     pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
+        Self::analyze_with(f, cfg, false)
+    }
+
+    /// Uniformity as a language with syntactic uniformity rules (WGSL) judges
+    /// it: thread ids are never uniform, memory the group or other groups may
+    /// write is not uniform once read (except a load between two group
+    /// barriers at a uniform address, which is how `workgroupUniformLoad`
+    /// lowers), and no reasoning about launch shapes, lanes or cancelling
+    /// thread ids is used.
+    pub fn by_language_rules(f: &Function, cfg: &Cfg) -> Uniformity {
+        Self::analyze_with(f, cfg, true)
+    }
+
+    fn analyze_with(f: &Function, cfg: &Cfg, language_rules: bool) -> Uniformity {
         let wave_size = f.entry.as_ref().and_then(|e| e.wave_size).unwrap_or(32);
         let n = f.insts.len();
         let mut u = Uniformity {
@@ -151,7 +167,8 @@ impl Uniformity {
             reasons: vec![Reason::Uniform; n],
             block_levels: vec![Level::Grid; f.blocks.len()],
             wave_size,
-            butterfly: butterfly_reductions(f, cfg),
+            butterfly: if language_rules { vec![None; n] } else { butterfly_reductions(f, cfg) },
+            language_rules,
         };
         let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
@@ -262,6 +279,7 @@ impl Uniformity {
         };
         match &inst.op {
             Op::Param(_) | Op::Const(_) | Op::Undef => (Level::Grid, Reason::Uniform),
+            Op::Builtin(bi) if self.language_rules => (builtin_level(*bi, None), Reason::Builtin(*bi)),
             Op::Builtin(bi) => (builtin_level(*bi, f.entry.as_ref()), Reason::Builtin(*bi)),
             Op::Atomic(..) => (Level::Thread, Reason::Atomic),
             Op::Barrier(_, Some(_)) => (Level::Group, Reason::Uniform),
@@ -284,6 +302,7 @@ impl Uniformity {
                     (_, Root::Local(l)) => local_levels[l.index()].0,
                     (MemSpace::Constant, _) => Level::Grid,
                     (MemSpace::Private, _) => Level::Thread,
+                    _ if self.language_rules && !between_group_barriers(f, b, v) => Level::Thread,
                     _ => Level::Group,
                 };
                 if args.0 < cap {
@@ -312,7 +331,7 @@ impl Uniformity {
             }
             Op::Cmp(_, x, y) => {
                 let args = min_operands(None);
-                if args.0 < Level::Group {
+                if args.0 < Level::Group && !self.language_rules {
                     // `t < bound + tid` with `t` starting at `start + tid`: the
                     // thread-dependent parts cancel and every thread compares
                     // the same difference.
@@ -326,7 +345,7 @@ impl Uniformity {
             }
             Op::Binary(op @ (BinOp::Div | BinOp::Shr | BinOp::And), x, y) => {
                 let args = min_operands(None);
-                if args.0 < Level::Wave && self.wave_aligned(f, *op, *x, *y) {
+                if args.0 < Level::Wave && !self.language_rules && self.wave_aligned(f, *op, *x, *y) {
                     let rest = min_operands(Some(*x));
                     if rest.0 >= Level::Wave {
                         return (Level::Wave, Reason::WaveAligned(*x));
@@ -441,6 +460,18 @@ fn root_local(r: Root) -> Option<usize> {
 }
 
 /// An id along an axis one thread (group) wide is the same everywhere.
+/// Whether a load sits between two group barriers in its block (every
+/// thread reads after all stores and before any later one).
+fn between_group_barriers(f: &Function, b: BlockId, v: Value) -> bool {
+    let insts = &f.block(b).insts;
+    let Some(i) = insts.iter().position(|&x| x == v) else { return false };
+    let group_barrier = |x: Option<&Value>| x.is_some_and(|&x| matches!(&f.inst(x).op, Op::Barrier(bar, _) if bar.exec == lockstep_ir::Scope::Group));
+    let orders = |x: &&Value| matches!(f.inst(**x).op, Op::Load(_) | Op::Store(..) | Op::Atomic(..) | Op::Barrier(..) | Op::Call(..) | Op::Wave(..));
+    let before = insts[..i].iter().rev().find(orders);
+    let after = insts[i + 1..].iter().find(orders);
+    group_barrier(before) && group_barrier(after)
+}
+
 fn builtin_level(b: Builtin, entry: Option<&EntryInfo>) -> Level {
     let one_thread = |ax: u8| entry.is_some_and(|e| e.threads_along(ax as usize % 3) == Some(1));
     let one_group = |ax: u8| entry.is_some_and(|e| e.grid_size[ax as usize % 3] == Some(1));

@@ -4,7 +4,7 @@
 
 use crate::explain::{explain, show};
 use crate::KernelFacts;
-use lockstep_analysis::Level;
+use lockstep_analysis::{Level, Uniformity};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{BlockId, ExitKind, Op, Scope, Value};
 use lockstep_source::SourceDb;
@@ -28,6 +28,9 @@ fn requirement(b: &lockstep_ir::Barrier, collective_fences: bool) -> Option<(Lev
 pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<Value> {
     let f = &k.func;
     let mut divergent = Vec::new();
+    // A language that judges barriers by its own uniformity rules (WGSL)
+    // rejects some that lockstep can prove every thread reaches.
+    let by_language = f.entry.as_ref().is_some_and(|e| e.barriers_need_language_uniformity).then(|| Uniformity::by_language_rules(f, &k.cfg));
     for b in f.block_ids() {
         if !k.cfg.is_reachable(b) {
             continue;
@@ -36,16 +39,24 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             let Op::Barrier(barrier, _) = &f.inst(v).op else { continue };
             let Some((needed, severity)) = requirement(barrier, k.module.collective_fences) else { continue };
             if k.uniformity.block_level(b) >= needed {
+                if let Some(strict) = by_language.as_ref().filter(|u| u.block_level(b) < needed) {
+                    let d = report(db, k, strict, b, v, needed, severity, barrier.is_fence_only()).with_note(
+                        "the language's own uniformity analysis rejects this barrier (WGSL, section \"Uniformity Analysis\"): to it, `local_invocation_id` and values read from workgroup or read_write storage memory are non-uniform (use workgroupUniformLoad), whatever they hold; Tint refuses to compile the shader, naga does not check this yet",
+                    );
+                    out.push(d);
+                    divergent.push(v);
+                }
                 continue;
             }
-            out.push(report(db, k, b, v, needed, severity, barrier.is_fence_only()));
+            out.push(report(db, k, &k.uniformity, b, v, needed, severity, barrier.is_fence_only()));
             divergent.push(v);
         }
     }
     divergent
 }
 
-fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool) -> Diagnostic {
+#[allow(clippy::too_many_arguments)]
+fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool) -> Diagnostic {
     let f = &k.func;
     let span = f.inst(barrier).span;
     let name = barrier_name(db.snippet(span));
@@ -60,13 +71,13 @@ fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed
 
     // The nearest branch that makes the barrier's block divergent.
     let deps = k.cfg.control_deps_transitive(block);
-    let cause = deps.iter().copied().find(|&c| k.uniformity.branch_level(c) < needed);
+    let cause = deps.iter().copied().find(|&c| uniformity.branch_level(c) < needed);
     if let Some(c) = cause {
         let cond = f.block(c).term.condition().expect("a branch has a condition");
         let cond_span = f.block(c).cond_span.unwrap_or(f.inst(cond).span);
         let in_loop = k.cfg.innermost_loop(block).is_some_and(|l| l.exiting.contains(&c) && l.blocks.contains(&block));
         let what = if in_loop { "this loop condition" } else { "this condition" };
-        let level = k.uniformity.branch_level(c);
+        let level = uniformity.branch_level(c);
         d = d.with_label(cond_span, format!("{what} {}", level.describe()));
         // Early exits taken under that condition, before the barrier: blocks the
         // branch reaches without passing the barrier, which leave the structured
@@ -92,7 +103,7 @@ fn report(db: &SourceDb, k: &KernelFacts, block: BlockId, barrier: Value, needed
             d = d.with_label(f.block(x).term_span, phrase);
             exits += 1;
         }
-        let why = explain(db, k.module, f, &k.uniformity, cond);
+        let why = explain(db, k.module, f, uniformity, cond);
         if !why.is_empty() {
             d = d.with_note(format!("{} {}: {why}", show(db, f, cond), level.describe()));
         }

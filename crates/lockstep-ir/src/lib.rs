@@ -161,6 +161,11 @@ pub struct EntryInfo {
     /// (a header with no kernel): its pointer parameters may point into
     /// shared or device memory.
     pub caller_unknown: bool,
+    /// The language rejects a kernel whose group barriers its own,
+    /// syntactic uniformity rules cannot show uniform (WGSL): thread ids and
+    /// values read from group or writable device memory are non-uniform to
+    /// those rules, whatever lockstep can prove about them.
+    pub barriers_need_language_uniformity: bool,
 }
 
 impl EntryInfo {

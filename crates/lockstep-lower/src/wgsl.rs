@@ -265,7 +265,7 @@ struct KernelLowerer<'m> {
 
 impl<'m> KernelLowerer<'m> {
     fn lower(cx: Cx<'m>, ep: &'m naga::EntryPoint, info: &'m FunctionInfo, options: &Options, span: Span) -> (Function, Vec<Diagnostic>) {
-        let mut entry = EntryInfo::default();
+        let mut entry = EntryInfo { barriers_need_language_uniformity: true, ..EntryInfo::default() };
         // An axis sized by an override constant is unknown until the pipeline is created.
         let overridden = ep.workgroup_size_overrides.unwrap_or_default();
         entry.group_extent = std::array::from_fn(|ax| overridden[ax].is_none().then_some(ep.workgroup_size[ax]));
