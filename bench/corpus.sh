@@ -2,7 +2,11 @@
 # Real-code corpus: run `lockstep check` over third-party GPU kernels fetched
 # from PyPI at run time, and summarise cost, crashes, findings and gaps.
 #
-#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J]
+#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...]
+#
+#   --languages      which of the tree's languages to check: cuda, hlsl,
+#                    opencl, glsl, metal, wgsl (default cuda,hlsl, the set the
+#                    recorded results compare)
 #
 #   LOCKSTEP_CORPUS  scratch folder (default /tmp/lockstep-corpus); the
 #                    download, the per-file results, summary.json, sample.txt
@@ -18,14 +22,15 @@ repo=$PWD
 # --mem caps each process's address space: ggml's mmq.cuh alone reaches
 # 17 GiB of RSS, and the machine is shared. A file over the cap aborts and is
 # reported as out of memory.
-sample=8 timeout_s=60 mem_mib=4096 jobs=1
+sample=8 timeout_s=60 mem_mib=4096 jobs=1 languages=cuda,hlsl
 while [ "$#" -gt 0 ]; do
     case "$1" in
         --sample) sample=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --mem) mem_mib=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
-        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J]" >&2; exit 2 ;;
+        --languages) languages=$2; shift 2 ;;
+        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...]" >&2; exit 2 ;;
     esac
 done
 corpus=${LOCKSTEP_CORPUS:-/tmp/lockstep-corpus}
@@ -73,6 +78,24 @@ run_one() { # INDEX FILE INCLUDE-FLAGS...
     echo "$rc" > "$res/$i.rc"
 }
 
+# The file-name patterns of the languages asked for.
+patterns=()
+for lang in ${languages//,/ }; do
+    case "$lang" in
+        cuda) exts="cu cuh" ;;
+        hlsl) exts="hlsl hlsli fx fxh csh" ;;
+        opencl) exts="cl" ;;
+        glsl) exts="comp glsl" ;;
+        metal) exts="metal" ;;
+        wgsl) exts="wgsl" ;;
+        *) echo "unknown language $lang (cuda, hlsl, opencl, glsl, metal, wgsl)" >&2; exit 2 ;;
+    esac
+    for e in $exts; do
+        [ "${#patterns[@]}" -gt 0 ] && patterns+=(-o)
+        patterns+=(-name "*.$e")
+    done
+done
+
 i=0
 for s in "${sources[@]}"; do
     read -r name version incs <<< "$s"
@@ -80,17 +103,16 @@ for s in "${sources[@]}"; do
     flags=()
     for d in $incs; do flags+=(-I "$dir/$d"); done
     # One process per file: a hang or crash costs one file, and time/RSS are
-    # per file. Only the languages lockstep reads are run; the others are
+    # per file. Only the languages asked for are run; the others are
     # counted by the report from the tree.
     while IFS= read -r -d '' f; do
         i=$((i + 1)); idx=$(printf '%05d' "$i")
         printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
         run_one "$idx" "$f" "${flags[@]}" &
         if [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; then wait -n || true; fi
-    done < <(find "$dir" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.hlsl' -o -name '*.hlsli' \
-                 -o -name '*.fx' -o -name '*.fxh' -o -name '*.csh' \) -print0 | sort -z)
+    done < <(find "$dir" -type f \( "${patterns[@]}" \) -print0 | sort -z)
 done
 wait || true
 
 python3 "$repo/bench/corpus_report.py" --corpus "$corpus" --bin "$bin" --sample "$sample" --seed "$seed" \
-    --timeout "$timeout_s" --mem "$mem_mib" --commit "$(git -C "$repo" rev-parse --short HEAD)"
+    --timeout "$timeout_s" --mem "$mem_mib" --languages "$languages" --commit "$(git -C "$repo" rev-parse --short HEAD)"

@@ -177,6 +177,19 @@ pub struct FileReport {
     pub barriers: Vec<lockstep_dbe::BarrierReport>,
 }
 
+/// Operations (with helpers inlined) one file's kernels may hold in all
+/// before the rest are skipped: keeps every file to seconds (ggml's Metal
+/// flash-attention files instantiate one large template 16 times).
+const FILE_OPERATION_BUDGET: usize = 1_500_000;
+
+fn kernel_skipped_for_budget(kernel: &lockstep_ir::Function) -> Diagnostic {
+    Diagnostic::new("kernel-skipped", lockstep_diag::Severity::Warning, kernel.span, format!("kernel `{}` was not checked: the file's analysis budget is spent", kernel.name))
+        .with_primary_label("skipped")
+        .with_note(format!(
+            "the kernels checked before it in this file hold over {FILE_OPERATION_BUDGET} operations with their helpers inlined; check this kernel's instantiation on its own (a file of its own, or fewer instantiations) to analyse it"
+        ))
+}
+
 /// How far into a file NUL bytes mark it as binary.
 const BINARY_PROBE: usize = 8192;
 
@@ -202,8 +215,17 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
     let mut found = Vec::new();
     let mut checker = FileChecker::new(checks);
     let (mut kernels, mut device_functions) = (0, 0);
+    let mut spent = 0usize;
+    let mut skipped = Vec::new();
     // Each kernel is checked as soon as it is lowered, then dropped.
     let compiled = compile_streaming(&mut db, file, lang, options, &mut |db, module, kernel| {
+        // A deterministic budget per file: once the kernels checked so far
+        // hold this many operations, the rest are listed as skipped.
+        if spent > FILE_OPERATION_BUDGET {
+            skipped.push(kernel_skipped_for_budget(&kernel));
+            return;
+        }
+        spent += kernel.insts.len();
         if kernel.entry.as_ref().is_some_and(|e| e.caller_unknown) {
             device_functions += 1;
         } else {
@@ -214,6 +236,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
     });
     let barriers = checker.barriers().cloned().collect();
     checker.finish(&db, &mut found);
+    found.extend(skipped);
     let mut diagnostics = compiled.diagnostics;
     diagnostics.extend(found);
     diagnostics.sort_by_key(|d| d.sort_key());

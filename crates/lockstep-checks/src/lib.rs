@@ -75,11 +75,13 @@ impl Default for CheckOptions {
 pub struct FileChecker {
     options: CheckOptions,
     dead: Vec<lockstep_dbe::FunctionResult>,
+    /// Time the race analyses of the file's remaining kernels may still take.
+    race_time_left: std::time::Duration,
 }
 
 impl FileChecker {
     pub fn new(options: CheckOptions) -> FileChecker {
-        FileChecker { options, dead: Vec::new() }
+        FileChecker { options, dead: Vec::new(), race_time_left: lockstep_race::FILE_RACE_TIME }
     }
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
@@ -97,7 +99,9 @@ impl FileChecker {
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
             let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);
-            races::check(db, facts, &likely, &self.options, out);
+            let start = std::time::Instant::now();
+            races::check(db, facts, &likely, &self.options, start + self.race_time_left, out);
+            self.race_time_left = self.race_time_left.saturating_sub(start.elapsed());
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };

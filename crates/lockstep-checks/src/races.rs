@@ -16,8 +16,22 @@ pub const BENIGN_RACE: &str = "benign-race";
 pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
 pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
-pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, out: &mut Vec<Diagnostic>) {
-    for finding in lockstep_race::analyze_kernel(k.module, oracle.kernel()).0 {
+/// Reports the races of one kernel, stopping at `deadline`.
+pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, deadline: std::time::Instant, out: &mut Vec<Diagnostic>) {
+    let (findings, stats) = lockstep_race::analyze_kernel_until(k.module, oracle.kernel(), Some(deadline));
+    if stats.exhausted {
+        out.push(
+            Diagnostic::new(
+                "kernel-skipped",
+                Severity::Warning,
+                k.func.span,
+                format!("the race analysis of `{}` stopped: the file's time for race analysis ({} s) is spent", k.func.name, lockstep_race::FILE_RACE_TIME.as_secs()),
+            )
+            .with_primary_label("not every pair of accesses was examined")
+            .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),
+        );
+    }
+    for finding in findings {
         let d = report(db, k.module, &k.func, oracle.kernel(), &finding);
         let shown = match d.rule.as_str() {
             POSSIBLE_RACE => options.include_unproven,

@@ -158,6 +158,11 @@ struct Ctx<'a> {
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
+    exhausted: std::cell::Cell<bool>,
+    /// Questions the solver answered (not from the memo).
+    solved: std::cell::Cell<usize>,
+    /// When the analysis stops asking (a file's time for race analysis).
+    deadline: Option<std::time::Instant>,
     /// Answers by question: one pair recurs in several intervals, and
     /// accesses with one index in one block ask the same questions.
     answers: std::cell::RefCell<rustc_hash::FxHashMap<QueryKey, Option<Witness>>>,
@@ -209,7 +214,17 @@ pub struct Stats {
     pub intervals: usize,
     /// Access pairs handed to the solver (after grouping by allocation and interval).
     pub queries: usize,
+    /// Of those, questions the solver answered (the rest came from its memo).
+    pub solved: usize,
+    /// The analysis stopped at its deadline: pairs after that were not examined.
+    pub exhausted: bool,
 }
+
+/// How long the race analyses of one file's kernels may take in all: every
+/// file is checked in seconds (ggml's Metal flash-attention files, 16
+/// instances of one template, would take minutes); a kernel whose analysis
+/// the limit cuts short is reported as such.
+pub const FILE_RACE_TIME: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// [`analyze`], also reporting how much work it took.
 pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
@@ -220,6 +235,11 @@ pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Unifor
 /// [`analyze_with_stats`] on a prepared kernel (loop trip counts, branch
 /// guards), which [`ConflictOracle::kernel`] shares with the dead-barrier engine.
 pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding>, Stats) {
+    analyze_kernel_until(module, k, None)
+}
+
+/// [`analyze_kernel`], stopping (and saying so in the stats) at `deadline`.
+pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline: Option<std::time::Instant>) -> (Vec<Finding>, Stats) {
     let (f, cfg, uni) = (k.f, k.cfg, k.uni);
     let acc = collect_accesses(module, f, cfg);
     if acc.is_empty() {
@@ -239,6 +259,9 @@ pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding
         out: Vec::new(),
         stats,
         queries: std::cell::Cell::new(0),
+        exhausted: std::cell::Cell::new(false),
+        solved: std::cell::Cell::new(0),
+        deadline,
         answers: Default::default(),
     };
     let shared = intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Shared));
@@ -253,6 +276,8 @@ pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding
         cx.cross_group_pass();
     }
     cx.stats.queries = cx.queries.get();
+    cx.stats.exhausted = cx.exhausted.get();
+    cx.stats.solved = cx.solved.get();
     (cx.out, cx.stats)
 }
 
@@ -389,6 +414,10 @@ impl Ctx<'_> {
 
     fn ask_waves(&self, mode: Mode, waves: Waves, earlier: Alloc, later: Alloc, mut sides: [Side; 2]) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
+        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            self.exhausted.set(true);
+            return None;
+        }
         // Through a pointer the other access's allocation bound does not apply.
         let len = if earlier == later { alloc_len(self.module, later) } else { None };
         let texels = match (earlier, later) {
@@ -405,6 +434,7 @@ impl Ctx<'_> {
         }
         // Cluster and reach questions only filter; pairs' witnesses are reported.
         let prove = waves != Waves::DifferentReach && key.sides.iter().all(|s| s.spread == (0, 0));
+        self.solved.set(self.solved.get() + 1);
         let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels };
         let w = q.conflict();
         self.answers.borrow_mut().insert(key, w.clone());
