@@ -70,13 +70,13 @@ mod value;
 
 pub use launch::{parse_type, BufferInit, Launch, LaunchError, Num, Output, Source};
 
-use detect::{Event, Events, Summary, Who};
+use detect::{Event, Events, Firsts, Wit};
 use exec::{Ctx, GroupResult, Worker};
 use lockstep_diag::Diagnostic;
 use lockstep_ir::{FuncId, Module, Type};
 use lockstep_source::SourceDb;
-use std::fmt;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -164,7 +164,17 @@ impl Buffer {
             .iter()
             .enumerate()
             .map(|(i, &c)| (value::Ty::of(self.types[i % self.types.len()]), c))
-            .map(|(t, c)| if t.is_float() { format!("{:?}", value::to_f64(t, c)) } else if t == value::Ty::Bool { (c != 0).to_string() } else if t.is_signed() { value::as_i64(t, c).to_string() } else { c.to_string() })
+            .map(|(t, c)| {
+                if t.is_float() {
+                    format!("{:?}", value::to_f64(t, c))
+                } else if t == value::Ty::Bool {
+                    (c != 0).to_string()
+                } else if t.is_signed() {
+                    value::as_i64(t, c).to_string()
+                } else {
+                    c.to_string()
+                }
+            })
             .collect();
         format!("{} = [{}]", self.name, vals.join(", "))
     }
@@ -212,7 +222,9 @@ impl fmt::Display for RunError {
         match self {
             RunError::Launch(m) => write!(f, "launch file: {m}"),
             RunError::Config(m) => f.write_str(m),
-            RunError::InvalidIr(errs) => write!(f, "the kernel's IR is malformed: {}", errs.join("; ")),
+            RunError::InvalidIr(errs) => {
+                write!(f, "the kernel's IR is malformed: {}", errs.join("; "))
+            }
         }
     }
 }
@@ -272,6 +284,7 @@ impl Prepared {
             scheduler: config.scheduler,
             seed: config.seed,
             max_steps: config.max_steps,
+            cross_groups: config.detect_races && self.groups.len() > 1,
             abort,
         }
     }
@@ -333,15 +346,13 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
     let abort = AtomicBool::new(false);
     let ctx = p.context(&device, &abort, config);
     let merger = Mutex::new(Merger {
-        groups: &p.groups,
-        dims: config.groups,
         allocs: &p.layout.allocs,
         cross_check: config.detect_races && p.groups.len() > 1,
         pending: BTreeMap::new(),
         next: 0,
         events: Events::default(),
         cross: Events::default(),
-        seen: exec::CellMap::default(),
+        seen: CrossShadow::default(),
         instructions: 0,
         aborted: false,
     });
@@ -391,8 +402,6 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
 /// by the groups in flight, and findings do not depend on which core ran
 /// which group when.
 struct Merger<'a> {
-    groups: &'a Groups,
-    dims: [u32; 3],
     allocs: &'a [layout::Alloc],
     cross_check: bool,
     /// Results that arrived before an earlier group's.
@@ -401,8 +410,8 @@ struct Merger<'a> {
     events: Events,
     /// Conflicts between groups on device memory.
     cross: Events,
-    /// Earlier groups' first accesses per device cell; `epoch` holds the group.
-    seen: exec::CellMap<Summary>,
+    /// Earlier groups' first accesses per device cell.
+    seen: CrossShadow,
     instructions: u64,
     aborted: bool,
 }
@@ -411,47 +420,78 @@ impl Merger<'_> {
     fn push(&mut self, i: usize, r: GroupResult) {
         self.pending.insert(i, r);
         while let Some(r) = self.pending.remove(&self.next) {
-            self.fold(self.next, r);
+            self.fold(r);
             self.next += 1;
         }
     }
 
     /// Folds what is left (groups after a gap, when a run stopped early).
     fn finish(&mut self) {
-        while let Some((i, r)) = self.pending.pop_first() {
-            self.fold(i, r);
+        while let Some((_, r)) = self.pending.pop_first() {
+            self.fold(r);
         }
     }
 
-    fn fold(&mut self, i: usize, r: GroupResult) {
-        let glin = linear(self.groups.get(i), self.dims);
+    fn fold(&mut self, r: GroupResult) {
         self.instructions += r.instructions;
         self.aborted |= r.aborted;
         self.events.merge(r.events);
         if !self.cross_check {
             return;
         }
-        for (cell, sum) in r.device {
-            let stamped = |rec: detect::Rec| detect::Rec { epoch: glin, ..rec };
-            let mine = Summary { write: stamped(sum.write), read: stamped(sum.read), atomic: stamped(sum.atomic) };
-            let Some(prev) = self.seen.get_mut(&cell) else {
-                self.seen.insert(cell, mine);
-                continue;
-            };
-            for ((later, lk), (earlier, ek)) in prev.conflicts(&mine) {
+        for (cell, mine) in r.device {
+            let prev = self.seen.get(cell);
+            for (later, earlier) in prev.conflicts(&mine) {
                 let c = cell as usize;
-                let alloc = self.allocs.iter().position(|a| a.class == layout::Class::Device && c >= a.base && c < a.base + a.len as usize).unwrap_or(0);
+                let alloc =
+                    self.allocs.iter().position(|a| a.class == layout::Class::Device && c >= a.base && c < a.base + a.len as usize).unwrap_or(0);
                 let base = self.allocs[alloc].base as u64;
-                self.cross.add((exec::K_CROSS, later.inst, earlier.inst), || Event::Hazard {
+                self.cross.add((exec::K_CROSS, later.rec.inst, earlier.rec.inst), || Event::Hazard {
                     hazard: detect::Hazard::Raw,
                     device: true,
                     alloc: alloc as u32,
                     cell: cell as u64 - base,
-                    later: Who { group: later.epoch, rec: later, kind: lk },
-                    earlier: Some(Who { group: earlier.epoch, rec: earlier, kind: ek }),
+                    later,
+                    earlier: Some(earlier),
                 });
             }
-            prev.absorb(&mine);
+            let mut next = prev;
+            next.absorb(&mine);
+            if next != prev {
+                self.seen.set(cell, next);
+            }
+        }
+    }
+}
+
+const CROSS_PAGE_BITS: u32 = 12;
+
+/// What the groups folded so far did to each device cell: pages of first
+/// writes and of first reads, each allocated when a cell of it is first
+/// written or read (a read-only input costs 12 bytes per cell).
+#[derive(Default)]
+struct CrossShadow {
+    writes: Vec<Option<Box<[Wit]>>>,
+    reads: Vec<Option<Box<[Wit]>>>,
+}
+
+impl CrossShadow {
+    fn get(&self, cell: u32) -> Firsts {
+        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, (cell & ((1 << CROSS_PAGE_BITS) - 1)) as usize);
+        let at = |pages: &Vec<Option<Box<[Wit]>>>| pages.get(page).and_then(|p| p.as_ref()).map_or(Wit::EMPTY, |p| p[i]);
+        Firsts { write: at(&self.writes), read: at(&self.reads) }
+    }
+
+    fn set(&mut self, cell: u32, f: Firsts) {
+        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, (cell & ((1 << CROSS_PAGE_BITS) - 1)) as usize);
+        for (pages, w) in [(&mut self.writes, f.write), (&mut self.reads, f.read)] {
+            if !w.is_some() {
+                continue;
+            }
+            if pages.len() <= page {
+                pages.resize_with(page + 1, || None);
+            }
+            pages[page].get_or_insert_with(|| vec![Wit::EMPTY; 1 << CROSS_PAGE_BITS].into_boxed_slice())[i] = w;
         }
     }
 }
