@@ -12,8 +12,7 @@
 //!
 //! Between groups every access conflicts; each device cell keeps one
 //! [`Wit`] for the first write (or atomic, when no group wrote) and one for
-//! the first read of the groups folded so far, in pages allocated on first
-//! touch (12 bytes per touched cell and kind).
+//! the first read of the groups folded so far (see `CrossShadow` in lib.rs).
 
 use std::collections::HashMap;
 
@@ -210,9 +209,9 @@ pub(crate) fn check(cell: &mut Cell, sites: &mut Sites, kind: Kind, me: Rec, sha
 pub(crate) struct Wit {
     pub group: u32,
     /// Instruction, with [`FLAG`] for atomics; `NONE`: no access.
-    inst: u32,
-    thread: u16,
-    iter: u16,
+    pub inst: u32,
+    pub thread: u16,
+    pub iter: u16,
 }
 
 impl Wit {

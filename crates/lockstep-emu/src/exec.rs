@@ -22,8 +22,6 @@ use crate::program::{Base, Code, Mem, Program, NO_INST};
 use crate::value::{self, make_ptr, split_ptr, Ty};
 use crate::Scheduler;
 use lockstep_ir::{AtomicOp, BarrierReduce, BinOp, Builtin, MathFn, WaveOp};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Read-only state shared by all workers of a run.
@@ -76,10 +74,9 @@ struct DevPage {
 /// Device-memory shadow of the group being run: pages allocated when the
 /// group first touches them (buffers can be large, groups touch little of
 /// them), and kept for the worker's next groups.
-#[derive(Default)]
 struct DevShadow {
-    /// Page number to its slot in `pages`.
-    index: CellMap<u32>,
+    /// Page number to its slot in `pages` (`NONE`: not touched by this group).
+    index: Vec<u32>,
     pages: Vec<Box<DevPage>>,
     used: usize,
     /// The page found last (page number, slot): accesses cluster.
@@ -87,8 +84,14 @@ struct DevShadow {
 }
 
 impl DevShadow {
+    fn new(device_cells: usize) -> DevShadow {
+        DevShadow { index: vec![NONE; device_cells.div_ceil(PAGE)], pages: Vec::new(), used: 0, last: (NONE, 0) }
+    }
+
     fn clear(&mut self) {
-        self.index.clear();
+        for p in &self.pages[..self.used] {
+            self.index[p.page as usize] = NONE;
+        }
         self.used = 0;
         self.last = (NONE, 0);
     }
@@ -103,9 +106,8 @@ impl DevShadow {
     }
 
     fn slot(&mut self, page: u32) -> u32 {
-        let slot = match self.index.get(&page) {
-            Some(&s) => s,
-            None => {
+        let slot = match self.index[page as usize] {
+            NONE => {
                 let s = self.used;
                 self.used += 1;
                 if s == self.pages.len() {
@@ -116,9 +118,10 @@ impl DevShadow {
                     p.cells.fill(Cell::INITIALISED);
                     p.firsts.fill(Firsts::EMPTY);
                 }
-                self.index.insert(page, s as u32);
+                self.index[page as usize] = s as u32;
                 s as u32
             }
+            s => s,
         };
         self.last = (page, slot);
         slot
@@ -137,28 +140,6 @@ impl DevShadow {
     }
 }
 
-/// Multiplicative hashing of cell indices: device shadow lookups are hot.
-#[derive(Default)]
-pub(crate) struct CellHasher(u64);
-
-impl std::hash::Hasher for CellHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 
 /// What a group run produced.
 pub(crate) struct GroupResult {
@@ -460,7 +441,7 @@ impl Worker {
                     Vec::new()
                 },
                 sh_sites: Sites::new(if detect_races { n } else { 0 }),
-                dev: DevShadow::default(),
+                dev: DevShadow::new(if detect_races { ctx.device.len() } else { 0 }),
                 dev_sites: Sites::new(if detect_races { n } else { 0 }),
                 cross_groups: ctx.cross_groups,
                 epoch_shared: 0,

@@ -75,7 +75,7 @@ use exec::{Ctx, GroupResult, Worker};
 use lockstep_diag::Diagnostic;
 use lockstep_ir::{FuncId, Module, Type};
 use lockstep_source::SourceDb;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -113,6 +113,11 @@ pub struct RunConfig {
     pub threads: usize,
     /// Show a progress bar on a terminal when the run takes over a second.
     pub progress: bool,
+    /// Return every device buffer in [`RunOutcome::buffers`]; when false,
+    /// only those the launch file sends somewhere (`output`).
+    pub all_buffers: bool,
+    /// Refuse to start a run whose estimated memory use is above this many bytes.
+    pub max_memory: Option<u64>,
 }
 
 impl Default for RunConfig {
@@ -128,6 +133,8 @@ impl Default for RunConfig {
             group_filter: None,
             threads: 0,
             progress: false,
+            all_buffers: true,
+            max_memory: None,
         }
     }
 }
@@ -215,13 +222,15 @@ pub enum RunError {
     Config(String),
     /// The IR failed verification (a front-end bug).
     InvalidIr(Vec<String>),
+    /// The run would need more memory than `RunConfig::max_memory`.
+    Memory(String),
 }
 
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RunError::Launch(m) => write!(f, "launch file: {m}"),
-            RunError::Config(m) => f.write_str(m),
+            RunError::Config(m) | RunError::Memory(m) => f.write_str(m),
             RunError::InvalidIr(errs) => {
                 write!(f, "the kernel's IR is malformed: {}", errs.join("; "))
             }
@@ -232,9 +241,9 @@ impl fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 /// Everything prepared before groups run.
-struct Prepared {
+struct Prepared<'l> {
     func: lockstep_ir::Function,
-    layout: layout::Layout,
+    layout: layout::Layout<'l>,
     prog: program::Program,
     group_size: [u32; 3],
     wave: u32,
@@ -267,7 +276,7 @@ impl Groups {
     }
 }
 
-impl Prepared {
+impl Prepared<'_> {
     /// The execution context shared by every worker of one run.
     fn context<'a>(&'a self, device: &'a [AtomicU64], abort: &'a AtomicBool, config: &RunConfig) -> Ctx<'a> {
         Ctx {
@@ -290,7 +299,7 @@ impl Prepared {
     }
 }
 
-fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Prepared, RunError> {
+fn prepare<'l>(module: &Module, entry: FuncId, launch: &'l Launch, config: &RunConfig) -> Result<Prepared<'l>, RunError> {
     let func = lockstep_ir::inline_calls(module, entry);
     let errors = lockstep_ir::verify(&func);
     if !errors.is_empty() {
@@ -330,7 +339,76 @@ fn prepare(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) 
     let total_threads = config.groups.iter().map(|&g| g as u64).product::<u64>() * threads_per_group;
     let layout = layout::bind(module, &func, launch, total_threads).map_err(RunError::Launch)?;
     let prog = program::lower(&func, &layout.ids, &layout.param_bits);
-    Ok(Prepared { func, layout, prog, group_size, wave, groups })
+    let p = Prepared { func, layout, prog, group_size, wave, groups };
+    if let Some(limit) = config.max_memory {
+        let need = p.memory_estimate(config);
+        if need.total() > limit {
+            return Err(RunError::Memory(format!(
+                "this run would need about {} ({}), more than the {} allowed (--max-memory); \
+                 give a larger --max-memory, run fewer groups (--only-group) or pass --no-race-detection",
+                gib(need.total()),
+                need.parts(),
+                gib(limit)
+            )));
+        }
+    }
+    Ok(p)
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// What a run will hold in memory at its peak, in bytes.
+struct MemoryEstimate {
+    device: u64,
+    /// The cross-group shadow: a first write and a first read per device cell, at worst.
+    cross_shadow: u64,
+    /// Per-worker registers, private and shared memory, shadow state.
+    workers: u64,
+    /// Copies of the buffers returned after the run.
+    outputs: u64,
+}
+
+impl MemoryEstimate {
+    fn total(&self) -> u64 {
+        self.device + self.cross_shadow + self.workers + self.outputs
+    }
+    fn parts(&self) -> String {
+        let parts = [("device buffers", self.device), ("race-detection shadow", self.cross_shadow), ("workers", self.workers), ("output copies", self.outputs)];
+        parts.iter().filter(|p| p.1 > 0).map(|(what, n)| format!("{what} {}", gib(*n))).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Prepared<'_> {
+    fn memory_estimate(&self, config: &RunConfig) -> MemoryEstimate {
+        let cells = self.layout.device_len as u64;
+        let groups = self.groups.len() as u64;
+        let threads = self.group_size.iter().map(|&x| x as u64).product::<u64>();
+        let workers = workers(config, self.groups.len()) as u64;
+        let shared = self.layout.shared_init.len() as u64;
+        let private = self.layout.private_init.len() as u64;
+        let mut worker = threads * (self.prog.nregs as u64 + private) * 8 + shared * 8;
+        if config.detect_races {
+            // 16-byte cells and a fresh copy of them for shared memory. The device shadow of
+            // the group being run (40 bytes per cell it touches) is not counted: groups touch
+            // little of the buffers, and how much is not known before they run.
+            worker += shared * 32;
+        }
+        let outputs = self
+            .layout
+            .allocs
+            .iter()
+            .filter(|a| a.class == layout::Class::Device && (config.all_buffers || a.output.is_some()))
+            .map(|a| a.len * 8)
+            .sum();
+        MemoryEstimate {
+            device: cells * 8,
+            cross_shadow: if config.detect_races && groups > 1 { cells * 24 } else { 0 },
+            workers: workers * worker,
+            outputs,
+        }
+    }
 }
 
 fn linear(g: [u32; 3], dims: [u32; 3]) -> u32 {
@@ -342,7 +420,7 @@ fn linear(g: [u32; 3], dims: [u32; 3]) -> u32 {
 pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
     let p = prepare(module, entry, launch, config)?;
-    let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
+    let device = p.layout.device_memory().map_err(RunError::Launch)?;
     let abort = AtomicBool::new(false);
     let ctx = p.context(&device, &abort, config);
     let merger = Mutex::new(Merger {
@@ -376,7 +454,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         .layout
         .allocs
         .iter()
-        .filter(|a| a.class == layout::Class::Device)
+        .filter(|a| a.class == layout::Class::Device && (config.all_buffers || a.output.is_some()))
         .map(|a| Buffer {
             name: a.name.clone(),
             types: a.types.clone(),
@@ -458,40 +536,93 @@ impl Merger<'_> {
             let mut next = prev;
             next.absorb(&mine);
             if next != prev {
-                self.seen.set(cell, next);
+                self.seen.set(cell, &prev, &next);
             }
         }
     }
 }
 
-const CROSS_PAGE_BITS: u32 = 12;
+const CROSS_PAGE_BITS: u32 = 8;
+const CROSS_PAGE: usize = 1 << CROSS_PAGE_BITS;
+
+/// Witnesses of one kind for a page of device cells.
+enum WitPage {
+    /// Every witness so far comes from one group: per cell its thread (high
+    /// half) and 1 + an interned (instruction, iteration) (low half; 0: none).
+    /// A buffer each group reads or writes its own part of costs 4 bytes a cell.
+    OneGroup { group: u32, cells: Box<[u32]> },
+    Mixed(Box<[Wit]>),
+}
 
 /// What the groups folded so far did to each device cell: pages of first
 /// writes and of first reads, each allocated when a cell of it is first
-/// written or read (a read-only input costs 12 bytes per cell).
+/// written or read.
 #[derive(Default)]
 struct CrossShadow {
-    writes: Vec<Option<Box<[Wit]>>>,
-    reads: Vec<Option<Box<[Wit]>>>,
+    writes: Vec<Option<WitPage>>,
+    reads: Vec<Option<WitPage>>,
+    /// (instruction with its atomic flag, iteration) of compact witnesses.
+    sites: Vec<(u32, u16)>,
+    site_ids: HashMap<(u32, u16), u16>,
 }
 
 impl CrossShadow {
     fn get(&self, cell: u32) -> Firsts {
-        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, (cell & ((1 << CROSS_PAGE_BITS) - 1)) as usize);
-        let at = |pages: &Vec<Option<Box<[Wit]>>>| pages.get(page).and_then(|p| p.as_ref()).map_or(Wit::EMPTY, |p| p[i]);
+        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, cell as usize & (CROSS_PAGE - 1));
+        let at = |pages: &Vec<Option<WitPage>>| match pages.get(page) {
+            Some(Some(WitPage::OneGroup { group, cells })) if cells[i] != 0 => {
+                let (inst, iter) = self.sites[(cells[i] & 0xffff) as usize - 1];
+                Wit { group: *group, inst, thread: (cells[i] >> 16) as u16, iter }
+            }
+            Some(Some(WitPage::Mixed(wits))) => wits[i],
+            _ => Wit::EMPTY,
+        };
         Firsts { write: at(&self.writes), read: at(&self.reads) }
     }
 
-    fn set(&mut self, cell: u32, f: Firsts) {
-        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, (cell & ((1 << CROSS_PAGE_BITS) - 1)) as usize);
-        for (pages, w) in [(&mut self.writes, f.write), (&mut self.reads, f.read)] {
-            if !w.is_some() {
+    fn set(&mut self, cell: u32, prev: &Firsts, next: &Firsts) {
+        let (page, i) = ((cell >> CROSS_PAGE_BITS) as usize, cell as usize & (CROSS_PAGE - 1));
+        for (write, w) in [(true, next.write), (false, next.read)] {
+            if w == if write { prev.write } else { prev.read } {
                 continue;
             }
+            let key = (w.inst, w.iter);
+            let site = match self.site_ids.get(&key) {
+                Some(&id) => Some(id),
+                None if self.sites.len() < 0xffff => {
+                    self.sites.push(key);
+                    self.site_ids.insert(key, self.sites.len() as u16);
+                    Some(self.sites.len() as u16)
+                }
+                None => None,
+            };
+            let compact = site.map(|id| (w.thread as u32) << 16 | id as u32);
+            let pages = if write { &mut self.writes } else { &mut self.reads };
             if pages.len() <= page {
                 pages.resize_with(page + 1, || None);
             }
-            pages[page].get_or_insert_with(|| vec![Wit::EMPTY; 1 << CROSS_PAGE_BITS].into_boxed_slice())[i] = w;
+            let slot = &mut pages[page];
+            match (slot.as_mut(), compact) {
+                (None, Some(c)) => {
+                    let mut cells = vec![0u32; CROSS_PAGE].into_boxed_slice();
+                    cells[i] = c;
+                    *slot = Some(WitPage::OneGroup { group: w.group, cells });
+                }
+                (Some(WitPage::OneGroup { group, cells }), Some(c)) if *group == w.group => cells[i] = c,
+                (Some(WitPage::Mixed(wits)), _) => wits[i] = w,
+                (_, _) => {
+                    // A second group, or too many distinct instructions: full witnesses.
+                    let mut wits = vec![Wit::EMPTY; CROSS_PAGE].into_boxed_slice();
+                    if let Some(WitPage::OneGroup { group, cells }) = slot.as_ref() {
+                        for (wit, &c) in wits.iter_mut().zip(cells.iter()).filter(|(_, &c)| c != 0) {
+                            let (inst, iter) = self.sites[(c & 0xffff) as usize - 1];
+                            *wit = Wit { group: *group, inst, thread: (c >> 16) as u16, iter };
+                        }
+                    }
+                    wits[i] = w;
+                    *slot = Some(WitPage::Mixed(wits));
+                }
+            }
         }
     }
 }
@@ -505,10 +636,15 @@ fn run_one(w: &mut Worker, ctx: &Ctx, detect_races: bool, g: [u32; 3]) -> GroupR
     }
 }
 
+/// Worker threads for a run of `groups` groups.
+fn workers(config: &RunConfig, groups: usize) -> usize {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if config.threads == 0 { cores } else { config.threads }.min(groups).max(1)
+}
+
 /// Runs every group, in parallel, handing each result to the merger.
 fn run_groups(ctx: &Ctx, groups: &Groups, config: &RunConfig, merger: &Mutex<Merger>) {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let workers = if config.threads == 0 { cores } else { config.threads }.min(groups.len()).max(1);
+    let workers = workers(config, groups.len());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let work = || {
@@ -566,7 +702,7 @@ fn show_progress(done: &AtomicUsize, total: usize, handles: &[std::thread::Scope
 /// `value` module: integers zero-extended, floats as IEEE bits.
 pub fn trace_values(module: &Module, entry: FuncId, launch: &Launch, config: &RunConfig) -> Result<Vec<Vec<Option<u64>>>, RunError> {
     let p = prepare(module, entry, launch, config)?;
-    let device: Vec<AtomicU64> = p.layout.device_init.iter().map(|&c| AtomicU64::new(c)).collect();
+    let device = p.layout.device_memory().map_err(RunError::Launch)?;
     let abort = AtomicBool::new(false);
     let ctx = p.context(&device, &abort, config);
     let g = p.groups.get(0);
