@@ -245,13 +245,14 @@ pub(crate) struct Firsts {
 
 impl Firsts {
     pub const EMPTY: Firsts = Firsts { write: Wit::EMPTY, read: Wit::EMPTY };
+    /// Notes an access of `group`; witnesses of other groups count as none.
     pub fn note(&mut self, kind: Kind, group: u32, me: &Rec) {
         match kind {
-            Kind::Read if !self.read.is_some() => self.read = Wit::new(group, me, false),
+            Kind::Read if self.read.group != group => self.read = Wit::new(group, me, false),
             Kind::Read => {}
             Kind::Write | Kind::Atomic | Kind::AtomicRead => {
                 let atomic = kind != Kind::Write;
-                if !self.write.is_some() || (self.write.atomic() && !atomic) {
+                if self.write.group != group || (self.write.atomic() && !atomic) {
                     self.write = Wit::new(group, me, atomic);
                 }
             }

@@ -16,7 +16,7 @@
 //! left, the group is released (reporting divergence if not every thread
 //! waits at the same barrier).
 
-use crate::detect::{self, Cell, Event, Events, Firsts, Hazard, Kind, Place, Rec, Sites, Who, NONE};
+use crate::detect::{self, Cell, Event, Events, Firsts, Hazard, Kind, Place, Rec, Sites, Who, Wit, NONE};
 use crate::layout::{Alloc, Class};
 use crate::program::{Base, Code, Mem, Program, NO_INST};
 use crate::value::{self, make_ptr, split_ptr, Ty};
@@ -73,7 +73,10 @@ struct DevPage {
 
 /// Device-memory shadow of the group being run: pages allocated when the
 /// group first touches them (buffers can be large, groups touch little of
-/// them), and kept for the worker's next groups.
+/// them), and kept for the worker's next groups without clearing: a cell
+/// left by an earlier group has an older interval (device intervals count on
+/// across a worker's groups) and witnesses of another group, so it reads as
+/// fresh.
 struct DevShadow {
     /// Page number to its slot in `pages` (`NONE`: not touched by this group).
     index: Vec<u32>,
@@ -88,9 +91,17 @@ impl DevShadow {
         DevShadow { index: vec![NONE; device_cells.div_ceil(PAGE)], pages: Vec::new(), used: 0, last: (NONE, 0) }
     }
 
-    fn clear(&mut self) {
+    /// Forgets the pages of the last group; `wipe` also resets their contents
+    /// (when device intervals start again from 1).
+    fn clear(&mut self, wipe: bool) {
         for p in &self.pages[..self.used] {
             self.index[p.page as usize] = NONE;
+        }
+        if wipe {
+            for p in &mut self.pages {
+                p.cells.fill(Cell::INITIALISED);
+                p.firsts.fill(Firsts::EMPTY);
+            }
         }
         self.used = 0;
         self.last = (NONE, 0);
@@ -113,10 +124,7 @@ impl DevShadow {
                 if s == self.pages.len() {
                     self.pages.push(Box::new(DevPage { page, cells: [Cell::INITIALISED; PAGE], firsts: [Firsts::EMPTY; PAGE] }));
                 } else {
-                    let p = &mut self.pages[s];
-                    p.page = page;
-                    p.cells.fill(Cell::INITIALISED);
-                    p.firsts.fill(Firsts::EMPTY);
+                    self.pages[s].page = page;
                 }
                 self.index[page as usize] = s as u32;
                 s as u32
@@ -127,14 +135,16 @@ impl DevShadow {
         slot
     }
 
-    /// The group's first accesses per touched cell, by cell index.
-    fn firsts(&self) -> Vec<(u32, Firsts)> {
+    /// The first accesses of `group` per cell it touched, by cell index.
+    fn firsts(&self, group: u32) -> Vec<(u32, Firsts)> {
         let mut pages: Vec<&DevPage> = self.pages[..self.used].iter().map(|p| &**p).collect();
         pages.sort_by_key(|p| p.page);
         let mut out = Vec::new();
         for p in pages {
             let base = p.page << PAGE_BITS;
-            out.extend(p.firsts.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, f)| (base + i as u32, *f)));
+            let mine = |w: Wit| if w.group == group { w } else { Wit::EMPTY };
+            let firsts = p.firsts.iter().map(|f| Firsts { write: mine(f.write), read: mine(f.read) });
+            out.extend(firsts.enumerate().filter(|(_, f)| f.is_some()).map(|(i, f)| (base + i as u32, f)));
         }
         out
     }
@@ -459,7 +469,7 @@ impl Worker {
     pub fn run_group<const D: bool, const T: bool>(&mut self, ctx: &Ctx, gid: [u32; 3], glin: u32) -> GroupResult {
         self.start(ctx, gid, glin, D, T);
         let aborted = self.schedule::<D, T>(ctx);
-        let device = if D && ctx.cross_groups { self.mem.dev.firsts() } else { Vec::new() };
+        let device = if D && ctx.cross_groups { self.mem.dev.firsts(glin) } else { Vec::new() };
         let trace = T.then(|| {
             let nr = ctx.prog.nregs;
             (0..self.n).map(|t| (0..nr).map(|v| self.seen[t * nr + v].then(|| self.regs[t * nr + v])).collect()).collect()
@@ -497,12 +507,14 @@ impl Worker {
         if detect_races {
             self.mem.sh_shadow.copy_from_slice(&self.mem.sh_fresh);
             self.mem.sh_sites.clear();
-            self.mem.dev.clear();
+            // Device intervals go on from the last group's (see `DevShadow`), far from the flag bit.
+            let wipe = self.mem.epoch_device >= 1 << 30;
+            self.mem.dev.clear(wipe);
+            self.mem.epoch_device = if wipe { 1 } else { self.mem.epoch_device + 1 };
             self.mem.dev_sites.clear();
         }
         // Interval 0 stands for "before the group started" (initialised cells).
         self.mem.epoch_shared = 1;
-        self.mem.epoch_device = 1;
         self.mem.wave_epochs.fill(0);
         self.mem.group = glin;
         self.mem.events.clear();

@@ -70,7 +70,7 @@ mod value;
 
 pub use launch::{parse_type, BufferInit, Launch, LaunchError, Num, Output, Source};
 
-use detect::{Event, Events, Firsts, Wit};
+use detect::{Event, Events, Firsts, Wit, NONE};
 use exec::{Ctx, GroupResult, Worker};
 use lockstep_diag::Diagnostic;
 use lockstep_ir::{FuncId, Module, Type};
@@ -430,7 +430,7 @@ pub fn run(db: &SourceDb, module: &Module, entry: FuncId, launch: &Launch, confi
         next: 0,
         events: Events::default(),
         cross: Events::default(),
-        seen: CrossShadow::default(),
+        seen: CrossShadow { writes: Vec::new(), reads: Vec::new(), sites: Vec::new(), site_ids: HashMap::new(), last_site: ((NONE, 0), 0) },
         instructions: 0,
         aborted: false,
     });
@@ -519,7 +519,9 @@ impl Merger<'_> {
         }
         for (cell, mine) in r.device {
             let prev = self.seen.get(cell);
-            for (later, earlier) in prev.conflicts(&mine) {
+            // Most cells are new to the run: skip building their (empty) list of conflicts.
+            let conflicts = prev.is_some().then(|| prev.conflicts(&mine)).into_iter().flatten();
+            for (later, earlier) in conflicts {
                 let c = cell as usize;
                 let alloc =
                     self.allocs.iter().position(|a| a.class == layout::Class::Device && c >= a.base && c < a.base + a.len as usize).unwrap_or(0);
@@ -557,13 +559,14 @@ enum WitPage {
 /// What the groups folded so far did to each device cell: pages of first
 /// writes and of first reads, each allocated when a cell of it is first
 /// written or read.
-#[derive(Default)]
 struct CrossShadow {
     writes: Vec<Option<WitPage>>,
     reads: Vec<Option<WitPage>>,
     /// (instruction with its atomic flag, iteration) of compact witnesses.
     sites: Vec<(u32, u16)>,
     site_ids: HashMap<(u32, u16), u16>,
+    /// The site looked up last: neighbouring cells mostly share one.
+    last_site: ((u32, u16), u16),
 }
 
 impl CrossShadow {
@@ -587,14 +590,22 @@ impl CrossShadow {
                 continue;
             }
             let key = (w.inst, w.iter);
-            let site = match self.site_ids.get(&key) {
-                Some(&id) => Some(id),
-                None if self.sites.len() < 0xffff => {
-                    self.sites.push(key);
-                    self.site_ids.insert(key, self.sites.len() as u16);
-                    Some(self.sites.len() as u16)
+            let site = if self.last_site.0 == key {
+                Some(self.last_site.1)
+            } else {
+                let id = match self.site_ids.get(&key) {
+                    Some(&id) => Some(id),
+                    None if self.sites.len() < 0xffff => {
+                        self.sites.push(key);
+                        self.site_ids.insert(key, self.sites.len() as u16);
+                        Some(self.sites.len() as u16)
+                    }
+                    None => None,
+                };
+                if let Some(id) = id {
+                    self.last_site = (key, id);
                 }
-                None => None,
+                id
             };
             let compact = site.map(|id| (w.thread as u32) << 16 | id as u32);
             let pages = if write { &mut self.writes } else { &mut self.reads };
