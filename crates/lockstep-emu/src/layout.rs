@@ -86,21 +86,29 @@ fn cell_bytes(ty: Type) -> usize {
     }
 }
 
-/// Splits bytes into cells whose types cycle through `types` (packed, little-endian).
-fn split_bytes(bytes: &[u8], types: &[Type]) -> Result<Vec<u64>, (usize, usize)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let size = cell_bytes(types[out.len() % types.len()]);
+/// The cells packed little-endian in `bytes`, their types cycling through `types`;
+/// `Err((cell size, byte count))` when the bytes end inside a cell.
+fn byte_cells<'a>(bytes: &'a [u8], types: &'a [Type]) -> impl Iterator<Item = Result<u64, (usize, usize)>> + 'a {
+    let (mut at, mut i) = (0, 0);
+    std::iter::from_fn(move || {
+        if at >= bytes.len() {
+            return None;
+        }
+        let size = cell_bytes(types[i % types.len()]);
         if at + size > bytes.len() {
-            return Err((size, bytes.len()));
+            at = bytes.len();
+            return Some(Err((size, bytes.len())));
         }
         let mut b = [0u8; 8];
         b[..size].copy_from_slice(&bytes[at..at + size]);
-        out.push(u64::from_le_bytes(b));
-        at += size;
-    }
-    Ok(out)
+        (at, i) = (at + size, i + 1);
+        Some(Ok(u64::from_le_bytes(b)))
+    })
+}
+
+/// How many cells `bytes` hold (see [`byte_cells`]).
+fn byte_cell_count(bytes: &[u8], types: &[Type]) -> Result<usize, (usize, usize)> {
+    byte_cells(bytes, types).try_fold(0, |n, c| c.map(|_| n + 1))
 }
 
 /// Fills `cells` (already sized) from a launch source; cell `i` has type
@@ -142,13 +150,16 @@ fn fill_cells(cells: &mut [u64], source: &Source, types: &[Type], what: &str) ->
             }
         }
         Source::Bytes { path, bytes } => {
-            let got = split_bytes(bytes, types).map_err(|(size, n)| {
+            let got = byte_cell_count(bytes, types).map_err(|(size, n)| {
                 format!("{what}: {} has {n} bytes, which do not end on a whole {size}-byte cell", path.display())
             })?;
-            if got.len() > len {
-                return Err(format!("{what} has {len} cells, but {} holds {}", path.display(), got.len()));
+            if got > len {
+                return Err(format!("{what} has {len} cells, but {} holds {got}", path.display()));
             }
-            cells[..got.len()].copy_from_slice(&got);
+            // Decoded straight into the buffer: a large file is not held twice.
+            for (c, v) in cells.iter_mut().zip(byte_cells(bytes, types).flatten()) {
+                *c = v;
+            }
         }
     }
     Ok(())
@@ -158,7 +169,7 @@ fn fill_cells(cells: &mut [u64], source: &Source, types: &[Type], what: &str) ->
 fn source_len(source: &Source, types: &[Type]) -> Option<u64> {
     match source {
         Source::Values(v) => Some(v.len() as u64),
-        Source::Bytes { bytes, .. } => split_bytes(bytes, types).ok().map(|c| c.len() as u64),
+        Source::Bytes { bytes, .. } => byte_cell_count(bytes, types).ok().map(|c| c as u64),
         Source::Zero | Source::Fill { .. } => None,
     }
 }
@@ -486,7 +497,8 @@ mod tests {
         assert_eq!(cells_to_bytes(&[1, 0xffff], &[Type::F16]), vec![1, 0, 0xff, 0xff]);
         // A struct of f16 and u32 cells packs as 2 + 4 bytes.
         assert_eq!(cells_to_bytes(&[1, 2], &[Type::F16, Type::U32]), vec![1, 0, 2, 0, 0, 0]);
-        assert_eq!(split_bytes(&[1, 0, 2, 0, 0, 0, 3], &[Type::F16, Type::U32]), Err((2, 7)));
+        assert_eq!(byte_cell_count(&[1, 0, 2, 0, 0, 0, 3], &[Type::F16, Type::U32]), Err((2, 7)));
+        assert_eq!(byte_cells(&[1, 0, 2, 0, 0, 0], &[Type::F16, Type::U32]).collect::<Vec<_>>(), vec![Ok(1), Ok(2)]);
         let mut c = [0u64; 4];
         fill_cells(&mut c, &Source::Fill { start: Num::Int(1), step: Num::Int(1) }, &[Type::F32, Type::U32], "s").unwrap();
         assert_eq!(c, [1.0f32.to_bits() as u64, 2, 3.0f32.to_bits() as u64, 4]);

@@ -24,14 +24,21 @@
 //! * Groups run in parallel on all cores, each on a reusable `exec::Worker`.
 //!   Inside a group, threads run until they park at a barrier or wave
 //!   operation (`Scheduler` decides the order; random runs random quanta).
-//! * Race detection (`detect`): shadow state per cell with the last write and
-//!   two readers of the current barrier interval. Shared memory is checked
-//!   per group; device memory per group the same way, and across groups
-//!   from each group's first accesses to each cell, folded in group order as
+//! * Race detection (`detect`), in the manner of FastTrack: a 16-byte shadow
+//!   cell holds the barrier interval it was last touched in, the last write
+//!   and two readers of that interval, as ids of sites (thread, instruction,
+//!   loop iterations) interned per interval and dropped when it ends. Shared
+//!   memory is checked per group; device memory per group the same way (its
+//!   shadow in pages the group touches), and across groups from each group's
+//!   first write and first read of each cell, folded in group order as
 //!   groups finish (a group's result waits until the groups before it are
 //!   folded). So findings do not depend on which core ran which group, and
-//!   memory holds only the groups in flight plus one summary per touched
-//!   device cell.
+//!   memory holds the groups in flight plus a first write and a first read
+//!   per touched device cell: 4 bytes each while one group touched its page
+//!   of 256 cells, 12 bytes after.
+//! * Atomics on shared memory are plain read-modify-writes (a group runs on
+//!   one core); on device memory, host atomics. Neither allocates or locks;
+//!   atomics do not conflict with atomics, plain accesses do with them.
 //! * Group-wide barriers (`exec >= Group`) end an interval for the memory
 //!   spaces they name. Wave-level barriers (`__syncwarp`) make the active
 //!   lanes of a wave meet and order accesses between lanes of that wave
@@ -52,11 +59,18 @@
 //!
 //! # Limits
 //!
-//! * Between groups, each group contributes its first plain write, first
-//!   plain read and first atomic per device cell; conflicts are found and
-//!   named from those (every racing cell is found, not every racing pair).
-//! * Within an interval a cell keeps its last write and two readers: a
-//!   conflict is always found, the witness is the first one seen.
+//! * Between groups, each group contributes its first plain write (or first
+//!   atomic, when it wrote none) and first plain read per device cell;
+//!   conflicts are found and named from those (every racing cell is found,
+//!   not every racing pair). Their witnesses keep the innermost loop's
+//!   iteration only.
+//! * Within an interval a cell keeps its last write and two readers: the
+//!   first conflict on a cell is always found among plain accesses (a
+//!   property test in `detect` checks this against a detector that keeps
+//!   every access), later ones may
+//!   be named with another witness or not at all. Atomic loads are not kept
+//!   as readers (a later plain write in the interval does not meet them), and
+//!   among atomic writes only the last is kept.
 //! * Flag protocols built from fences and atomics between groups are not
 //!   understood: their plain accesses are reported as device races.
 
@@ -768,4 +782,47 @@ pub fn outcome_json(db: &SourceDb, outcome: &RunOutcome) -> String {
         },
     }))
     .expect("json values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use detect::Rec;
+
+    fn wit(group: u32, thread: u32, inst: u32, iter: u32, atomic: bool) -> Wit {
+        Wit::new(group, &Rec { thread, inst, iter, outer_iter: NONE, wave: 0, wave_epoch: 0, epoch: 0 }, atomic)
+    }
+
+    fn cross() -> CrossShadow {
+        CrossShadow { writes: Vec::new(), reads: Vec::new(), sites: Vec::new(), site_ids: HashMap::new(), last_site: ((NONE, 0), 0) }
+    }
+
+    #[test]
+    fn cross_group_witnesses_read_back_as_stored_in_either_page_form() {
+        let mut c = cross();
+        let set = |c: &mut CrossShadow, cell: u32, f: Firsts| {
+            let prev = c.get(cell);
+            c.set(cell, &prev, &f);
+        };
+        let a = Firsts { write: wit(3, 7, 40, 2, false), read: wit(3, 8, 41, NONE, false) };
+        set(&mut c, 5, a);
+        set(&mut c, 6, Firsts { write: Wit::EMPTY, read: wit(3, 9, 41, 0, false) });
+        assert!(matches!(c.writes[0], Some(WitPage::OneGroup { group: 3, .. })), "one group: compact page");
+        assert_eq!(c.get(5), a);
+        assert_eq!(c.get(6).write, Wit::EMPTY);
+        // A second group in the page turns it into full witnesses, keeping the first group's.
+        let b = Firsts { write: wit(4, 1, 50, 0, true), read: Wit::EMPTY };
+        set(&mut c, 7, b);
+        assert!(matches!(c.writes[0], Some(WitPage::Mixed(_))));
+        assert_eq!((c.get(5), c.get(7)), (a, b));
+        assert_eq!(c.get(6).read, wit(3, 9, 41, 0, false));
+        assert_eq!(c.get(300), Firsts::EMPTY, "another page, never touched");
+        // More distinct (instruction, iteration) sites than a compact cell can name.
+        for i in 0..70_000u32 {
+            let cell = 1024 + i;
+            set(&mut c, cell, Firsts { write: Wit::EMPTY, read: wit(9, 0, i, 0, false) });
+        }
+        assert_eq!(c.get(1024 + 69_999).read, wit(9, 0, 69_999, 0, false));
+        assert_eq!(c.get(1024 + 5).read, wit(9, 0, 5, 0, false));
+    }
 }
