@@ -28,6 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub allocs: &'a [Alloc],
+    /// Per allocation, whether the kernel may write it (`program::written_allocs`).
+    pub written: &'a [bool],
     pub device: &'a [AtomicU64],
     pub constant: &'a [u64],
     pub shared_init: &'a [u64],
@@ -175,6 +177,8 @@ struct MemState {
     dev: DevShadow,
     dev_sites: Sites,
     cross_groups: bool,
+    /// Per allocation, whether the kernel may write it.
+    written: Vec<bool>,
     epoch_shared: u32,
     epoch_device: u32,
     /// Wave-level barriers each wave has passed.
@@ -276,6 +280,8 @@ impl MemState {
                     self.report_hazard(false, alloc, cell, me, kind, hit);
                 }
             }
+            // Nothing writes this buffer: its reads cannot race.
+            Class::Device if !kind.writes() && !self.written[alloc as usize] => {}
             Class::Device => {
                 let me = Rec { epoch: self.epoch_device, ..me };
                 let (cell_shadow, firsts) = self.dev.at(idx);
@@ -454,6 +460,7 @@ impl Worker {
                 dev: DevShadow::new(if detect_races { ctx.device.len() } else { 0 }),
                 dev_sites: Sites::new(if detect_races { n } else { 0 }),
                 cross_groups: ctx.cross_groups,
+                written: ctx.written.to_vec(),
                 epoch_shared: 0,
                 epoch_device: 0,
                 wave_epochs: vec![0; n.div_ceil(ctx.wave as usize)],

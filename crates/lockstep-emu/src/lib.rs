@@ -258,6 +258,8 @@ impl std::error::Error for RunError {}
 struct Prepared<'l> {
     func: lockstep_ir::Function,
     layout: layout::Layout<'l>,
+    /// Per allocation, whether the kernel may write it.
+    written: Vec<bool>,
     prog: program::Program,
     group_size: [u32; 3],
     wave: u32,
@@ -296,6 +298,7 @@ impl Prepared<'_> {
         Ctx {
             prog: &self.prog,
             allocs: &self.layout.allocs,
+            written: &self.written,
             device,
             constant: &self.layout.constant,
             shared_init: &self.layout.shared_init,
@@ -353,7 +356,8 @@ fn prepare<'l>(module: &Module, entry: FuncId, launch: &'l Launch, config: &RunC
     let total_threads = config.groups.iter().map(|&g| g as u64).product::<u64>() * threads_per_group;
     let layout = layout::bind(module, &func, launch, total_threads).map_err(RunError::Launch)?;
     let prog = program::lower(&func, &layout.ids, &layout.param_bits);
-    let p = Prepared { func, layout, prog, group_size, wave, groups };
+    let written = program::written_allocs(&func, &layout.ids, layout.allocs.len());
+    let p = Prepared { func, layout, written, prog, group_size, wave, groups };
     if let Some(limit) = config.max_memory {
         let need = p.memory_estimate(config);
         if need.total() > limit {
