@@ -572,11 +572,16 @@ impl Worker {
             if ctx.abort.load(Ordering::Relaxed) {
                 return true;
             }
-            if self.th.iter().any(|t| t.status == Status::Wave) {
+            let (mut waves, mut barriers) = (false, false);
+            for th in &self.th {
+                waves |= th.status == Status::Wave;
+                barriers |= th.status == Status::Barrier;
+            }
+            if waves {
                 self.run_waves::<T>(ctx);
                 continue;
             }
-            if !self.th.iter().any(|t| t.status == Status::Barrier) {
+            if !barriers {
                 return false;
             }
             self.release_barrier::<T>(ctx);
@@ -773,6 +778,16 @@ impl Worker {
             });
         }
         let Code::Barrier { info, .. } = prog.code[bpc as usize] else { unreachable!("parked at a barrier") };
+        if all_at_first && info.reduce.is_none() {
+            // The common case: every thread at one plain barrier.
+            for th in &mut self.th {
+                th.pc += 1;
+                th.status = Status::Ready;
+            }
+            self.instructions += self.n as u64;
+            self.end_interval(info.orders_shared, info.orders_device);
+            return;
+        }
         let mut waiting = std::mem::take(&mut self.waiting);
         waiting.clear();
         waiting.extend((0..self.n).filter(|&t| self.th[t].status == Status::Barrier));
@@ -802,11 +817,16 @@ impl Worker {
         }
         self.instructions += waiting.len() as u64;
         self.waiting = waiting;
-        if info.orders_shared {
+        self.end_interval(info.orders_shared, info.orders_device);
+    }
+
+    /// A barrier released: a new interval for the memory spaces it orders.
+    fn end_interval(&mut self, shared: bool, device: bool) {
+        if shared {
             self.mem.epoch_shared += 1;
             self.mem.sh_sites.clear();
         }
-        if info.orders_device {
+        if device {
             self.mem.epoch_device += 1;
             self.mem.dev_sites.clear();
         }
