@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Only compute results; report no races.
     #[arg(long)]
     pub no_race_detection: bool,
+    /// Refuse to start a run estimated to need more memory than this (bytes, or with K, M, G;
+    /// default: the memory available when the run starts).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
     /// Output format of the findings.
     #[arg(long, value_enum, default_value = "human")]
     pub format: RunFormat,
@@ -101,6 +105,32 @@ fn parse_axes(s: &str, missing: u32) -> Result<[u32; 3], String> {
         out[i] = p.trim().parse::<u32>().map_err(|_| format!("`{}` is not a non-negative integer", p.trim()))?;
     }
     Ok(out)
+}
+
+/// A size in bytes: `1073741824`, `512M`, `4G` (powers of 1024; `KiB`, `MB` and the like read the same).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return Err(format!("`{s}` is not a size (expected bytes, or a number with K, M, G or T)")),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (expected bytes, or a number with K, M, G or T)"))?;
+    Ok((n * (1u64 << shift) as f64) as u64)
+}
+
+/// Memory the system can give a process now without swapping (Linux), for
+/// refusing runs that would be killed for memory.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn parse_lang(s: &str) -> Result<Lang, String> {
@@ -206,6 +236,8 @@ pub fn execute(args: &RunArgs) -> ExitCode {
         group_filter: (!args.only_groups.is_empty()).then(|| args.only_groups.clone()),
         threads: 0,
         progress: true,
+        all_buffers: false,
+        max_memory: args.max_memory.or_else(available_memory),
     };
     let outcome = match lockstep_emu::run(&db, &module, entry, &launch, &config) {
         Ok(o) => o,

@@ -109,6 +109,23 @@ fn cuda_runaway_loops_and_divergent_barriers_are_reported() {
 }
 
 #[test]
+fn a_run_that_would_not_fit_in_memory_is_refused_before_it_starts() {
+    let d = dir("memory");
+    std::fs::write(d.join("big.toml"), "[buffers.data]\nlen = 268435456\n[buffers.sums]\nlen = 4\n").unwrap();
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "big.toml", "--max-memory", "1G"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.starts_with("error: this run would need about 8."), "{err}");
+    assert!(err.contains("device buffers 2.00 GiB, race-detection shadow 6.00 GiB"), "{err}");
+    assert!(err.contains("more than the 1.00 GiB allowed (--max-memory)"), "{err}");
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "--max-memory", "64M"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = lockstep(&d, &["run", "reduce.hlsl", "--input", "launch.toml", "--max-memory", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("`lots` is not a size"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn usage_and_input_errors_exit_2() {
     let d = dir("errors");
     let cases: &[(&[&str], &str)] = &[

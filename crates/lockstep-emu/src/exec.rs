@@ -16,20 +16,20 @@
 //! left, the group is released (reporting divergence if not every thread
 //! waits at the same barrier).
 
-use crate::detect::{self, Event, Events, Hazard, Kind, Place, Rec, Shadow, Summary, Who, NONE};
+use crate::detect::{self, Cell, Event, Events, Firsts, Hazard, Kind, Place, Rec, Sites, Who, Wit, NONE};
 use crate::layout::{Alloc, Class};
 use crate::program::{Base, Code, Mem, Program, NO_INST};
 use crate::value::{self, make_ptr, split_ptr, Ty};
 use crate::Scheduler;
 use lockstep_ir::{AtomicOp, BarrierReduce, BinOp, Builtin, MathFn, WaveOp};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Read-only state shared by all workers of a run.
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub allocs: &'a [Alloc],
+    /// Per allocation, whether the kernel may write it (`program::written_allocs`).
+    pub written: &'a [bool],
     pub device: &'a [AtomicU64],
     pub constant: &'a [u64],
     pub shared_init: &'a [u64],
@@ -41,6 +41,9 @@ pub(crate) struct Ctx<'a> {
     pub scheduler: Scheduler,
     pub seed: u64,
     pub max_steps: u64,
+    /// Whether groups report their first accesses per device cell (for
+    /// conflicts between groups).
+    pub cross_groups: bool,
     pub abort: &'a AtomicBool,
 }
 
@@ -60,42 +63,102 @@ struct Th {
     depth: u32,
 }
 
-/// Device-memory shadow of one cell touched by the current group.
-#[derive(Clone, Copy)]
-struct DevCell {
-    shadow: Shadow,
-    summary: Summary,
+const PAGE_BITS: u32 = 8;
+const PAGE: usize = 1 << PAGE_BITS;
+
+/// Shadow of one page of device cells for the group being run.
+struct DevPage {
+    page: u32,
+    cells: [Cell; PAGE],
+    firsts: [Firsts; PAGE],
 }
 
-/// Multiplicative hashing of cell indices: device shadow lookups are hot.
-#[derive(Default)]
-pub(crate) struct CellHasher(u64);
+/// Device-memory shadow of the group being run: pages allocated when the
+/// group first touches them (buffers can be large, groups touch little of
+/// them), and kept for the worker's next groups without clearing: a cell
+/// left by an earlier group has an older interval (device intervals count on
+/// across a worker's groups) and witnesses of another group, so it reads as
+/// fresh.
+struct DevShadow {
+    /// Page number to its slot in `pages` (`NONE`: not touched by this group).
+    index: Vec<u32>,
+    pages: Vec<Box<DevPage>>,
+    used: usize,
+    /// The page found last (page number, slot): accesses cluster.
+    last: (u32, u32),
+}
 
-impl std::hash::Hasher for CellHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+impl DevShadow {
+    fn new(device_cells: usize) -> DevShadow {
+        DevShadow { index: vec![NONE; device_cells.div_ceil(PAGE)], pages: Vec::new(), used: 0, last: (NONE, 0) }
+    }
+
+    /// Forgets the pages of the last group; `wipe` also resets their contents
+    /// (when device intervals start again from 1).
+    fn clear(&mut self, wipe: bool) {
+        for p in &self.pages[..self.used] {
+            self.index[p.page as usize] = NONE;
         }
+        if wipe {
+            for p in &mut self.pages {
+                p.cells.fill(Cell::INITIALISED);
+                p.firsts.fill(Firsts::EMPTY);
+            }
+        }
+        self.used = 0;
+        self.last = (NONE, 0);
     }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
+
+    #[inline]
+    fn at(&mut self, idx: usize) -> (&mut Cell, &mut Firsts) {
+        let page = (idx >> PAGE_BITS) as u32;
+        let slot = if self.last.0 == page { self.last.1 } else { self.slot(page) };
+        let p = &mut self.pages[slot as usize];
+        let i = idx & (PAGE - 1);
+        (&mut p.cells[i], &mut p.firsts[i])
     }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+
+    fn slot(&mut self, page: u32) -> u32 {
+        let slot = match self.index[page as usize] {
+            NONE => {
+                let s = self.used;
+                self.used += 1;
+                if s == self.pages.len() {
+                    self.pages.push(Box::new(DevPage { page, cells: [Cell::INITIALISED; PAGE], firsts: [Firsts::EMPTY; PAGE] }));
+                } else {
+                    self.pages[s].page = page;
+                }
+                self.index[page as usize] = s as u32;
+                s as u32
+            }
+            s => s,
+        };
+        self.last = (page, slot);
+        slot
     }
-    fn finish(&self) -> u64 {
-        self.0
+
+    /// The first accesses of `group` per cell it touched, by cell index.
+    fn firsts(&self, group: u32) -> Vec<(u32, Firsts)> {
+        let mut pages: Vec<&DevPage> = self.pages[..self.used].iter().map(|p| &**p).collect();
+        pages.sort_by_key(|p| p.page);
+        let mut out = Vec::new();
+        for p in pages {
+            let base = p.page << PAGE_BITS;
+            let mine = |w: Wit| if w.group == group { w } else { Wit::EMPTY };
+            let firsts = p.firsts.iter().map(|f| Firsts { write: mine(f.write), read: mine(f.read) });
+            out.extend(firsts.enumerate().filter(|(_, f)| f.is_some()).map(|(i, f)| (base + i as u32, f)));
+        }
+        out
     }
 }
 
-pub(crate) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 
 /// What a group run produced.
 pub(crate) struct GroupResult {
     pub events: Events,
     pub instructions: u64,
     /// First accesses per device cell, by cell index, for cross-group checks.
-    pub device: Vec<(u32, Summary)>,
+    pub device: Vec<(u32, Firsts)>,
     pub aborted: bool,
     /// Last value of each register per thread, with whether it was ever set.
     pub trace: Option<Vec<Vec<Option<u64>>>>,
@@ -106,11 +169,16 @@ struct MemState {
     private: Vec<u64>,
     private_cells: usize,
     shared: Vec<u64>,
-    sh_shadow: Vec<Shadow>,
+    sh_shadow: Vec<Cell>,
     /// Shadow of shared memory when a group starts.
-    sh_fresh: Vec<Shadow>,
-    /// Shadow of the device cells this group touched (sparse: buffers can be large).
-    dev: CellMap<DevCell>,
+    sh_fresh: Vec<Cell>,
+    sh_sites: Sites,
+    /// Shadow of the device cells this group touched.
+    dev: DevShadow,
+    dev_sites: Sites,
+    cross_groups: bool,
+    /// Per allocation, whether the kernel may write it.
+    written: Vec<bool>,
     epoch_shared: u32,
     epoch_device: u32,
     /// Wave-level barriers each wave has passed.
@@ -208,15 +276,19 @@ impl MemState {
         match class {
             Class::Shared => {
                 let me = Rec { epoch: self.epoch_shared, ..me };
-                if let Some(hit) = detect::check(&mut self.sh_shadow[idx], kind, me, true) {
+                if let Some(hit) = detect::check(&mut self.sh_shadow[idx], &mut self.sh_sites, kind, me, true) {
                     self.report_hazard(false, alloc, cell, me, kind, hit);
                 }
             }
+            // Nothing writes this buffer: its reads cannot race.
+            Class::Device if !kind.writes() && !self.written[alloc as usize] => {}
             Class::Device => {
                 let me = Rec { epoch: self.epoch_device, ..me };
-                let c = self.dev.entry(idx as u32).or_insert(DevCell { shadow: Shadow::INITIALISED, summary: Summary::EMPTY });
-                c.summary.note(kind, me);
-                if let Some(hit) = detect::check(&mut c.shadow, kind, me, false) {
+                let (cell_shadow, firsts) = self.dev.at(idx);
+                if self.cross_groups {
+                    firsts.note(kind, self.group, &me);
+                }
+                if let Some(hit) = detect::check(cell_shadow, &mut self.dev_sites, kind, me, false) {
                     self.report_hazard(true, alloc, cell, me, kind, hit);
                 }
             }
@@ -226,8 +298,12 @@ impl MemState {
 
     #[inline]
     fn read<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec) -> u64 {
-        let Some(a) = self.alloc(ctx, alloc, me, Kind::Read) else { return 0 };
-        let Some(cell) = self.cell(a, alloc, off, me, Kind::Read) else { return 0 };
+        let Some(a) = self.alloc(ctx, alloc, me, Kind::Read) else {
+            return 0;
+        };
+        let Some(cell) = self.cell(a, alloc, off, me, Kind::Read) else {
+            return 0;
+        };
         let idx = a.base + cell as usize;
         if D {
             self.detect(a.class, idx, alloc, cell, me, Kind::Read);
@@ -242,8 +318,12 @@ impl MemState {
 
     #[inline]
     fn write<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, v: u64) {
-        let Some(a) = self.alloc(ctx, alloc, me, Kind::Write) else { return };
-        let Some(cell) = self.cell(a, alloc, off, me, Kind::Write) else { return };
+        let Some(a) = self.alloc(ctx, alloc, me, Kind::Write) else {
+            return;
+        };
+        let Some(cell) = self.cell(a, alloc, off, me, Kind::Write) else {
+            return;
+        };
         let idx = a.base + cell as usize;
         if D {
             self.detect(a.class, idx, alloc, cell, me, Kind::Write);
@@ -262,8 +342,12 @@ impl MemState {
     #[allow(clippy::too_many_arguments)]
     fn atomic<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, op: AtomicOp, ty: Ty, args: [u64; 2]) -> u64 {
         let kind = if op == AtomicOp::Load { Kind::AtomicRead } else { Kind::Atomic };
-        let Some(a) = self.alloc(ctx, alloc, me, kind) else { return 0 };
-        let Some(cell) = self.cell(a, alloc, off, me, kind) else { return 0 };
+        let Some(a) = self.alloc(ctx, alloc, me, kind) else {
+            return 0;
+        };
+        let Some(cell) = self.cell(a, alloc, off, me, kind) else {
+            return 0;
+        };
         let idx = a.base + cell as usize;
         if D {
             self.detect(a.class, idx, alloc, cell, me, kind);
@@ -366,13 +450,17 @@ impl Worker {
                 private: vec![0; n * ctx.private_init.len()],
                 private_cells: ctx.private_init.len(),
                 shared: ctx.shared_init.to_vec(),
-                sh_shadow: if detect_races { vec![Shadow::EMPTY; ctx.shared_init.len()] } else { Vec::new() },
+                sh_shadow: if detect_races { vec![Cell::EMPTY; ctx.shared_init.len()] } else { Vec::new() },
                 sh_fresh: if detect_races {
-                    ctx.shared_preset.iter().map(|&p| if p { Shadow::INITIALISED } else { Shadow::EMPTY }).collect()
+                    ctx.shared_preset.iter().map(|&p| if p { Cell::INITIALISED } else { Cell::EMPTY }).collect()
                 } else {
                     Vec::new()
                 },
-                dev: CellMap::default(),
+                sh_sites: Sites::new(if detect_races { n } else { 0 }),
+                dev: DevShadow::new(if detect_races { ctx.device.len() } else { 0 }),
+                dev_sites: Sites::new(if detect_races { n } else { 0 }),
+                cross_groups: ctx.cross_groups,
+                written: ctx.written.to_vec(),
                 epoch_shared: 0,
                 epoch_device: 0,
                 wave_epochs: vec![0; n.div_ceil(ctx.wave as usize)],
@@ -388,18 +476,10 @@ impl Worker {
     pub fn run_group<const D: bool, const T: bool>(&mut self, ctx: &Ctx, gid: [u32; 3], glin: u32) -> GroupResult {
         self.start(ctx, gid, glin, D, T);
         let aborted = self.schedule::<D, T>(ctx);
-        let device = if D {
-            let mut cells: Vec<(u32, Summary)> = self.mem.dev.iter().map(|(&i, c)| (i, c.summary)).collect();
-            cells.sort_by_key(|c| c.0);
-            cells
-        } else {
-            Vec::new()
-        };
+        let device = if D && ctx.cross_groups { self.mem.dev.firsts(glin) } else { Vec::new() };
         let trace = T.then(|| {
             let nr = ctx.prog.nregs;
-            (0..self.n)
-                .map(|t| (0..nr).map(|v| self.seen[t * nr + v].then(|| self.regs[t * nr + v])).collect())
-                .collect()
+            (0..self.n).map(|t| (0..nr).map(|v| self.seen[t * nr + v].then(|| self.regs[t * nr + v])).collect()).collect()
         });
         GroupResult { events: std::mem::take(&mut self.mem.events), instructions: self.instructions, device, aborted, trace }
     }
@@ -433,11 +513,15 @@ impl Worker {
         self.mem.shared.copy_from_slice(ctx.shared_init);
         if detect_races {
             self.mem.sh_shadow.copy_from_slice(&self.mem.sh_fresh);
-            self.mem.dev.clear();
+            self.mem.sh_sites.clear();
+            // Device intervals go on from the last group's (see `DevShadow`), far from the flag bit.
+            let wipe = self.mem.epoch_device >= 1 << 30;
+            self.mem.dev.clear(wipe);
+            self.mem.epoch_device = if wipe { 1 } else { self.mem.epoch_device + 1 };
+            self.mem.dev_sites.clear();
         }
         // Interval 0 stands for "before the group started" (initialised cells).
         self.mem.epoch_shared = 1;
-        self.mem.epoch_device = 1;
         self.mem.wave_epochs.fill(0);
         self.mem.group = glin;
         self.mem.events.clear();
@@ -488,11 +572,16 @@ impl Worker {
             if ctx.abort.load(Ordering::Relaxed) {
                 return true;
             }
-            if self.th.iter().any(|t| t.status == Status::Wave) {
+            let (mut waves, mut barriers) = (false, false);
+            for th in &self.th {
+                waves |= th.status == Status::Wave;
+                barriers |= th.status == Status::Barrier;
+            }
+            if waves {
                 self.run_waves::<T>(ctx);
                 continue;
             }
-            if !self.th.iter().any(|t| t.status == Status::Barrier) {
+            if !barriers {
                 return false;
             }
             self.release_barrier::<T>(ctx);
@@ -512,7 +601,9 @@ impl Worker {
                 let mut pc = self.th[first].pc;
                 if let Some(reach) = &ctx.prog.reach {
                     let waiting = |t: &usize| self.th[*t].status == Status::Wave;
-                    let behind = |q: u32| (w0..w1).filter(waiting).any(|u| self.th[u].pc != q && reach.reaches(self.th[u].pc, q) && !reach.reaches(q, self.th[u].pc));
+                    let behind = |q: u32| {
+                        (w0..w1).filter(waiting).any(|u| self.th[u].pc != q && reach.reaches(self.th[u].pc, q) && !reach.reaches(q, self.th[u].pc))
+                    };
                     if let Some(t) = (w0..w1).filter(waiting).find(|&t| !behind(self.th[t].pc)) {
                         pc = self.th[t].pc;
                     }
@@ -559,7 +650,13 @@ impl Worker {
             }
             acc.unwrap_or(0)
         };
-        let one = |ty: Ty| if ty.is_float() { value::from_f64(ty, 1.0) } else { 1 };
+        let one = |ty: Ty| {
+            if ty.is_float() {
+                value::from_f64(ty, 1.0)
+            } else {
+                1
+            }
+        };
         let results: Vec<u64> = lanes
             .iter()
             .enumerate()
@@ -681,6 +778,16 @@ impl Worker {
             });
         }
         let Code::Barrier { info, .. } = prog.code[bpc as usize] else { unreachable!("parked at a barrier") };
+        if all_at_first && info.reduce.is_none() {
+            // The common case: every thread at one plain barrier.
+            for th in &mut self.th {
+                th.pc += 1;
+                th.status = Status::Ready;
+            }
+            self.instructions += self.n as u64;
+            self.end_interval(info.orders_shared, info.orders_device);
+            return;
+        }
         let mut waiting = std::mem::take(&mut self.waiting);
         waiting.clear();
         waiting.extend((0..self.n).filter(|&t| self.th[t].status == Status::Barrier));
@@ -688,7 +795,9 @@ impl Worker {
             let Code::Barrier { d, info } = prog.code[self.th[t].pc as usize] else { unreachable!("parked at a barrier") };
             if let (Some(reduce), Some(_)) = (info.reduce, info.pred) {
                 let pred = |u: usize| {
-                    let Code::Barrier { info, .. } = prog.code[self.th[u].pc as usize] else { return false };
+                    let Code::Barrier { info, .. } = prog.code[self.th[u].pc as usize] else {
+                        return false;
+                    };
                     info.pred.is_some_and(|p| self.regs[u * nr + p as usize] != 0)
                 };
                 let r = match reduce {
@@ -708,11 +817,18 @@ impl Worker {
         }
         self.instructions += waiting.len() as u64;
         self.waiting = waiting;
-        if info.orders_shared {
+        self.end_interval(info.orders_shared, info.orders_device);
+    }
+
+    /// A barrier released: a new interval for the memory spaces it orders.
+    fn end_interval(&mut self, shared: bool, device: bool) {
+        if shared {
             self.mem.epoch_shared += 1;
+            self.mem.sh_sites.clear();
         }
-        if info.orders_device {
+        if device {
             self.mem.epoch_device += 1;
+            self.mem.dev_sites.clear();
         }
     }
 

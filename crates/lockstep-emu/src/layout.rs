@@ -6,6 +6,8 @@ use crate::launch::{Launch, Num, Output, Source};
 use crate::program::AllocIds;
 use crate::value::{from_f64, Ty};
 use lockstep_ir::*;
+use std::borrow::Cow;
+use std::sync::atomic::AtomicU64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
@@ -31,10 +33,12 @@ pub(crate) struct Alloc {
     pub output: Option<Output>,
 }
 
-pub(crate) struct Layout {
+pub(crate) struct Layout<'l> {
     pub allocs: Vec<Alloc>,
     pub ids: AllocIds,
-    pub device_init: Vec<u64>,
+    /// Cells of device memory, all buffers together.
+    pub device_len: usize,
+    device_fills: Vec<DeviceFill<'l>>,
     pub constant: Vec<u64>,
     pub shared_init: Vec<u64>,
     /// Shared cells that have initial values (count as written before the group starts).
@@ -82,21 +86,29 @@ fn cell_bytes(ty: Type) -> usize {
     }
 }
 
-/// Splits bytes into cells whose types cycle through `types` (packed, little-endian).
-fn split_bytes(bytes: &[u8], types: &[Type]) -> Result<Vec<u64>, (usize, usize)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let size = cell_bytes(types[out.len() % types.len()]);
+/// The cells packed little-endian in `bytes`, their types cycling through `types`;
+/// `Err((cell size, byte count))` when the bytes end inside a cell.
+fn byte_cells<'a>(bytes: &'a [u8], types: &'a [Type]) -> impl Iterator<Item = Result<u64, (usize, usize)>> + 'a {
+    let (mut at, mut i) = (0, 0);
+    std::iter::from_fn(move || {
+        if at >= bytes.len() {
+            return None;
+        }
+        let size = cell_bytes(types[i % types.len()]);
         if at + size > bytes.len() {
-            return Err((size, bytes.len()));
+            at = bytes.len();
+            return Some(Err((size, bytes.len())));
         }
         let mut b = [0u8; 8];
         b[..size].copy_from_slice(&bytes[at..at + size]);
-        out.push(u64::from_le_bytes(b));
-        at += size;
-    }
-    Ok(out)
+        (at, i) = (at + size, i + 1);
+        Some(Ok(u64::from_le_bytes(b)))
+    })
+}
+
+/// How many cells `bytes` hold (see [`byte_cells`]).
+fn byte_cell_count(bytes: &[u8], types: &[Type]) -> Result<usize, (usize, usize)> {
+    byte_cells(bytes, types).try_fold(0, |n, c| c.map(|_| n + 1))
 }
 
 /// Fills `cells` (already sized) from a launch source; cell `i` has type
@@ -138,13 +150,16 @@ fn fill_cells(cells: &mut [u64], source: &Source, types: &[Type], what: &str) ->
             }
         }
         Source::Bytes { path, bytes } => {
-            let got = split_bytes(bytes, types).map_err(|(size, n)| {
+            let got = byte_cell_count(bytes, types).map_err(|(size, n)| {
                 format!("{what}: {} has {n} bytes, which do not end on a whole {size}-byte cell", path.display())
             })?;
-            if got.len() > len {
-                return Err(format!("{what} has {len} cells, but {} holds {}", path.display(), got.len()));
+            if got > len {
+                return Err(format!("{what} has {len} cells, but {} holds {got}", path.display()));
             }
-            cells[..got.len()].copy_from_slice(&got);
+            // Decoded straight into the buffer: a large file is not held twice.
+            for (c, v) in cells.iter_mut().zip(byte_cells(bytes, types).flatten()) {
+                *c = v;
+            }
         }
     }
     Ok(())
@@ -154,7 +169,7 @@ fn fill_cells(cells: &mut [u64], source: &Source, types: &[Type], what: &str) ->
 fn source_len(source: &Source, types: &[Type]) -> Option<u64> {
     match source {
         Source::Values(v) => Some(v.len() as u64),
-        Source::Bytes { bytes, .. } => split_bytes(bytes, types).ok().map(|c| c.len() as u64),
+        Source::Bytes { bytes, .. } => byte_cell_count(bytes, types).ok().map(|c| c as u64),
         Source::Zero | Source::Fill { .. } => None,
     }
 }
@@ -249,10 +264,35 @@ fn check_len(what: &str, len: u64) -> Result<u64, String> {
     Ok(len)
 }
 
+/// A device buffer's initial contents, written once all lengths are known.
+struct DeviceFill<'l> {
+    base: usize,
+    len: usize,
+    /// The global's initialiser (before the launch file's contents).
+    init: Vec<u64>,
+    source: Option<Cow<'l, Source>>,
+    types: Vec<Type>,
+    label: String,
+}
+
+/// A global's initial value as a cell of type `ty`.
+fn global_cell(init: &Const, ty: Type, what: &str) -> u64 {
+    let t = Ty::of(ty);
+    match *init {
+        Const::Int(i) => encode(Num::Int(i as i64), ty, what).unwrap_or(i & t.mask()),
+        Const::Float(x) => from_f64(t, x),
+        Const::Bool(b) => b as u64,
+    }
+}
+
 /// `threads`: threads in the whole dispatch, the length of unsized buffers.
-pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64) -> Result<Layout, String> {
+pub(crate) fn bind<'l>(module: &Module, f: &Function, launch: &'l Launch, threads: u64) -> Result<Layout<'l>, String> {
     let mut allocs = Vec::new();
-    let (mut device_init, mut constant, mut shared_init, mut private_init) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut constant, mut shared_init, mut private_init) = (Vec::new(), Vec::new(), Vec::new());
+    // Device memory is allocated once, zeroed by the allocator (untouched pages
+    // cost nothing), and filled in place after every buffer's length is known.
+    let mut device_fills: Vec<DeviceFill> = Vec::new();
+    let mut device_len = 0usize;
     let mut shared_preset = Vec::new();
     let mut used_buffers = vec![false; launch.buffers.len()];
     let mut used_constants = vec![false; launch.constants.len()];
@@ -281,11 +321,11 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         };
         let mut len = g.len;
         let mut output = None;
-        let mut cells_from: Option<Source> = None;
+        let mut cells_from: Option<Cow<Source>> = None;
         let types = component_types(f, GlobalId(gi as u32), g);
         if g.kind == GlobalKind::Constant {
             if let Some(vs) = find_constant(&g.name, &mut used_constants) {
-                cells_from = Some(Source::Values(vs.clone()));
+                cells_from = Some(Cow::Owned(Source::Values(vs.clone())));
             }
         } else if let Some(b) = find_buffer(&g.name, &mut used_buffers) {
             if class == Class::Shared && !matches!(b.source, Source::Zero) {
@@ -303,7 +343,7 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
             }
             len = len.or(b.len).or_else(|| source_len(&b.source, &types));
             output = b.output.clone();
-            cells_from = Some(b.source.clone());
+            cells_from = Some(Cow::Borrowed(&b.source));
         }
         let len = len.unwrap_or(match class {
             Class::Device => threads.saturating_mul(g.cells_per_elem.max(1) as u64),
@@ -311,22 +351,23 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
             Class::Shared => 0,
         });
         let len = check_len(&format!("buffer {what}"), len)?;
+        let label = if class == Class::Constant { format!("constant {what}") } else { format!("buffer {what}") };
+        if class == Class::Device {
+            let init = g.init.iter().take(len as usize).enumerate().map(|(i, c)| global_cell(c, types[i % types.len()], &what)).collect();
+            device_fills.push(DeviceFill { base: device_len, len: len as usize, init, source: cells_from, types: types.clone(), label });
+            allocs.push(Alloc { name: g.name.clone(), class, base: device_len, len, types, global: Some(GlobalId(gi as u32)), output });
+            device_len += len as usize;
+            continue;
+        }
         let mut cells = vec![0u64; len as usize];
         for (i, (c, init)) in cells.iter_mut().zip(&g.init).enumerate() {
-            let ty = types[i % types.len()];
-            let t = Ty::of(ty);
-            *c = match *init {
-                Const::Int(i) => encode(Num::Int(i as i64), ty, &what).unwrap_or(i & t.mask()),
-                Const::Float(x) => from_f64(t, x),
-                Const::Bool(b) => b as u64,
-            };
+            *c = global_cell(init, types[i % types.len()], &what);
         }
         if let Some(source) = &cells_from {
-            let label = if class == Class::Constant { format!("constant {what}") } else { format!("buffer {what}") };
             fill_cells(&mut cells, source, &types, &label)?;
         }
         let storage = match class {
-            Class::Device => &mut device_init,
+            Class::Device => unreachable!("device buffers are filled in place"),
             Class::Constant => &mut constant,
             Class::Shared => &mut shared_init,
             Class::Private => &mut private_init,
@@ -355,14 +396,20 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
                     .and_then(|b| b.len.or_else(|| source_len(&b.source, &[elem])))
                     .unwrap_or(threads);
                 let len = check_len(&format!("buffer {what}"), len)?;
-                let mut cells = vec![0u64; len as usize];
-                if let Some(b) = b {
-                    fill_cells(&mut cells, &b.source, &[elem], &format!("buffer {what}"))?;
-                }
                 let class = if space == MemSpace::Constant { Class::Constant } else { Class::Device };
-                let storage = if class == Class::Constant { &mut constant } else { &mut device_init };
-                let base = storage.len();
-                storage.extend_from_slice(&cells);
+                let base = if class == Class::Device {
+                    let source = b.map(|b| Cow::Borrowed(&b.source));
+                    device_fills.push(DeviceFill { base: device_len, len: len as usize, init: Vec::new(), source, types: vec![elem], label: format!("buffer {what}") });
+                    device_len += len as usize;
+                    device_len - len as usize
+                } else {
+                    let mut cells = vec![0u64; len as usize];
+                    if let Some(b) = b {
+                        fill_cells(&mut cells, &b.source, &[elem], &format!("buffer {what}"))?;
+                    }
+                    constant.extend_from_slice(&cells);
+                    constant.len() - cells.len()
+                };
                 allocs.push(Alloc { name: p.name.clone(), class, base, len, types: vec![elem], global: None, output: b.and_then(|b| b.output.clone()) });
                 param_bits.push(0);
             }
@@ -397,7 +444,23 @@ pub(crate) fn bind(module: &Module, f: &Function, launch: &Launch, threads: u64)
         ));
     }
     let ids = AllocIds { n_globals: module.globals.len() as u32, n_locals: f.locals.len() as u32 };
-    Ok(Layout { allocs, ids, device_init, constant, shared_init, shared_preset, private_init, param_bits })
+    Ok(Layout { allocs, ids, device_len, device_fills, constant, shared_init, shared_preset, private_init, param_bits })
+}
+
+impl Layout<'_> {
+    /// Device memory with its initial contents: allocated zeroed, each buffer
+    /// filled in place, then reused as atomics without a copy.
+    pub fn device_memory(&self) -> Result<Vec<AtomicU64>, String> {
+        let mut cells = vec![0u64; self.device_len];
+        for d in &self.device_fills {
+            let mine = &mut cells[d.base..d.base + d.len];
+            mine[..d.init.len()].copy_from_slice(&d.init);
+            if let Some(source) = &d.source {
+                fill_cells(mine, source, &d.types, &d.label)?;
+            }
+        }
+        Ok(cells.into_iter().map(AtomicU64::new).collect())
+    }
 }
 
 /// Writes cells as little-endian bytes of their types (the inverse of `file = ...`).
@@ -434,7 +497,8 @@ mod tests {
         assert_eq!(cells_to_bytes(&[1, 0xffff], &[Type::F16]), vec![1, 0, 0xff, 0xff]);
         // A struct of f16 and u32 cells packs as 2 + 4 bytes.
         assert_eq!(cells_to_bytes(&[1, 2], &[Type::F16, Type::U32]), vec![1, 0, 2, 0, 0, 0]);
-        assert_eq!(split_bytes(&[1, 0, 2, 0, 0, 0, 3], &[Type::F16, Type::U32]), Err((2, 7)));
+        assert_eq!(byte_cell_count(&[1, 0, 2, 0, 0, 0, 3], &[Type::F16, Type::U32]), Err((2, 7)));
+        assert_eq!(byte_cells(&[1, 0, 2, 0, 0, 0], &[Type::F16, Type::U32]).collect::<Vec<_>>(), vec![Ok(1), Ok(2)]);
         let mut c = [0u64; 4];
         fill_cells(&mut c, &Source::Fill { start: Num::Int(1), step: Num::Int(1) }, &[Type::F32, Type::U32], "s").unwrap();
         assert_eq!(c, [1.0f32.to_bits() as u64, 2, 3.0f32.to_bits() as u64, 4]);

@@ -146,6 +146,57 @@ impl Reach {
 
 pub(crate) const NO_INST: u32 = u32::MAX;
 
+/// Per allocation, whether some store or read-modify-write atomic of `f` may
+/// write it, following pointers back to where they point. Accesses to device
+/// buffers nothing writes cannot race, so race detection skips them. A
+/// pointer whose origin is not visible (loaded, converted) counts as
+/// pointing anywhere.
+pub(crate) fn written_allocs(f: &Function, ids: &AllocIds, n_allocs: usize) -> Vec<bool> {
+    let mut written = vec![false; n_allocs];
+    for inst in &f.insts {
+        let m = match &inst.op {
+            Op::Store(m, _) => m,
+            Op::Atomic(op, m, _) if *op != AtomicOp::Load => m,
+            _ => continue,
+        };
+        let mut roots = Vec::new();
+        if !pointer_origins(f, m.root, &mut roots, &mut Vec::new()) {
+            return vec![true; n_allocs];
+        }
+        for root in roots {
+            if let Base::Alloc(a) = ids.base(root) {
+                if let Some(w) = written.get_mut(a as usize) {
+                    *w = true;
+                }
+            }
+        }
+    }
+    written
+}
+
+/// The allocation roots `root` may point into; false when one is not visible.
+fn pointer_origins(f: &Function, root: Root, out: &mut Vec<Root>, seen: &mut Vec<Value>) -> bool {
+    let Root::Ptr(v) = root else {
+        out.push(root);
+        return true;
+    };
+    if seen.contains(&v) {
+        return true;
+    }
+    seen.push(v);
+    match &f.inst(v).op {
+        Op::AddrOf(r, _) => pointer_origins(f, *r, out, seen),
+        Op::PtrAdd(p, _) => pointer_origins(f, Root::Ptr(*p), out, seen),
+        Op::Param(i) => {
+            out.push(Root::Param(*i));
+            true
+        }
+        Op::Phi(ins) => ins.iter().all(|(_, p)| pointer_origins(f, Root::Ptr(*p), out, seen)),
+        Op::Select(_, a, b) => pointer_origins(f, Root::Ptr(*a), out, seen) && pointer_origins(f, Root::Ptr(*b), out, seen),
+        _ => false,
+    }
+}
+
 /// How roots map to allocation ids (see `layout`).
 pub(crate) struct AllocIds {
     pub n_globals: u32,

@@ -132,6 +132,17 @@ pub(crate) fn unary(op: UnOp, ty: Ty, a: u64) -> u64 {
 
 #[inline]
 pub(crate) fn binary(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
+    if ty == Ty::F32 && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+        // Single precision directly: rounding the exact f64 result of these gives the same bits.
+        let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+        let r = match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            _ => x / y,
+        };
+        return r.to_bits() as u64;
+    }
     if ty.is_float() && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::LAnd | BinOp::LOr) {
         let (x, y) = (to_f64(ty, a), to_f64(ty, b));
         let r = match op {

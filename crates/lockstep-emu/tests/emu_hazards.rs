@@ -159,6 +159,15 @@ fn device_memory_races_within_and_between_groups() {
     );
     // Atomics from every group do not race, and they all land.
     assert_eq!(o.buffer("out").unwrap().u32s()[1], 4);
+    // One worker runs both groups over the same shadow pages: what group 0 left there is
+    // not taken for group 1's own accesses, and the findings are the same.
+    for groups in [2, 5] {
+        let serial = b.run([groups, 1, 1], &Default::default(), &RunConfig { threads: 1, ..rr() });
+        let parallel = b.run([groups, 1, 1], &Default::default(), &RunConfig { threads: 2, ..rr() });
+        assert_eq!(b.summary(&serial), b.summary(&parallel));
+    }
+    let serial = b.run([2, 1, 1], &Default::default(), &RunConfig { threads: 1, ..rr() });
+    assert_eq!(b.summary(&serial), b.summary(&o));
     // One group alone: the barrier orders its write and read.
     let one = b.run([2, 1, 1], &Default::default(), &RunConfig { group_filter: Some(vec![[1, 0, 0]]), ..rr() });
     assert_eq!(b.summary(&one).len(), 1, "{:?}", b.summary(&one));
