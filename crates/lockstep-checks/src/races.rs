@@ -66,61 +66,10 @@ fn class(f: &Function, x: &Finding, reads_data: bool) -> (&'static str, Severity
 /// The value of `v` for one concrete thread, where it follows from the
 /// thread's ids and constants alone (None where it needs anything else: a
 /// parameter, a load, a loop counter).
-fn evaluate(f: &Function, v: Value, tid: [i64; 3], depth: u32) -> Option<i128> {
-    use lockstep_ir::{Builtin, CmpOp, Const, Op};
-    if depth > 32 {
-        return None;
-    }
-    let inst = f.inst(v);
-    let wrap = |x: i128| -> i128 {
-        let bits = inst.ty.bits();
-        if !inst.ty.is_int() || bits >= 64 || bits == 0 {
-            return x;
-        }
-        let m = x & ((1i128 << bits) - 1);
-        if inst.ty.is_signed() && m >= 1i128 << (bits - 1) { m - (1i128 << bits) } else { m }
-    };
-    let sub = |x: Value| evaluate(f, x, tid, depth + 1);
-    Some(match &inst.op {
-        Op::Const(Const::Int(_) | Const::Bool(_)) => f.as_int(v)? as i128,
-        Op::Builtin(Builtin::LocalId(ax)) => tid[*ax as usize % 3] as i128,
-        Op::Convert(x) if inst.ty.is_int() => wrap(sub(*x)?),
-        Op::Select(c, a, b) => {
-            if sub(*c)? != 0 {
-                sub(*a)?
-            } else {
-                sub(*b)?
-            }
-        }
-        Op::Cmp(op, a, b) => {
-            let (a, b) = (sub(*a)?, sub(*b)?);
-            i128::from(match op {
-                CmpOp::Eq => a == b,
-                CmpOp::Ne => a != b,
-                CmpOp::Lt => a < b,
-                CmpOp::Le => a <= b,
-                CmpOp::Gt => a > b,
-                CmpOp::Ge => a >= b,
-            })
-        }
-        Op::Binary(op, a, b) if inst.ty.is_int() || inst.ty == lockstep_ir::Type::Bool => {
-            let (a, b) = (sub(*a)?, sub(*b)?);
-            wrap(match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a.checked_mul(b)?,
-                BinOp::Div => a.checked_div(b)?,
-                BinOp::Rem => a.checked_rem(b)?,
-                BinOp::And => a & b,
-                BinOp::Or => a | b,
-                BinOp::Xor => a ^ b,
-                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
-                BinOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
-                BinOp::LAnd => i128::from(a != 0 && b != 0),
-                BinOp::LOr => i128::from(a != 0 || b != 0),
-            })
-        }
-        _ => return None,
+fn evaluate(f: &Function, v: Value, tid: [i64; 3]) -> Option<i128> {
+    lockstep_analysis::decided::evaluate(f, v, &|op| match op {
+        Op::Builtin(lockstep_ir::Builtin::LocalId(ax)) => Some(tid[*ax as usize % 3] as i128),
+        _ => None,
     })
 }
 
@@ -131,7 +80,7 @@ fn witness_refuted(f: &Function, x: &Finding) -> bool {
     let (Some(w), Some(e)) = (&x.witness, &x.earlier) else { return false };
     let index = |at: &At| f.inst(at.inst).op.mem_ref().map(|r| r.index);
     let (Some(il), Some(ie)) = (index(&x.later), index(e)) else { return false };
-    match (evaluate(f, il, w.threads[0], 0), evaluate(f, ie, w.threads[1], 0)) {
+    match (evaluate(f, il, w.threads[0]), evaluate(f, ie, w.threads[1])) {
         (Some(a), Some(b)) => a != b,
         _ => false,
     }
