@@ -99,9 +99,9 @@ impl FileChecker {
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
             let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);
-            let start = std::time::Instant::now();
+            let start = lockstep_race::thread_cpu_time();
             races::check(db, facts, &likely, &self.options, start + self.race_time_left, out);
-            self.race_time_left = self.race_time_left.saturating_sub(start.elapsed());
+            self.race_time_left = self.race_time_left.saturating_sub(lockstep_race::thread_cpu_time().saturating_sub(start));
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };

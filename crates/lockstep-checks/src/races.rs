@@ -16,8 +16,8 @@ pub const BENIGN_RACE: &str = "benign-race";
 pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
 pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
-/// Reports the races of one kernel, stopping at `deadline`.
-pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, deadline: std::time::Instant, out: &mut Vec<Diagnostic>) {
+/// Reports the races of one kernel, stopping when the thread's CPU time reaches `deadline`.
+pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, deadline: std::time::Duration, out: &mut Vec<Diagnostic>) {
     let (findings, stats) = lockstep_race::analyze_kernel_until(k.module, oracle.kernel(), Some(deadline));
     if stats.exhausted {
         out.push(
@@ -25,7 +25,7 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
                 "kernel-skipped",
                 Severity::Warning,
                 k.func.span,
-                format!("the race analysis of `{}` stopped: the file's time for race analysis ({} s) is spent", k.func.name, lockstep_race::FILE_RACE_TIME.as_secs()),
+                format!("the race analysis of `{}` stopped: the file's time for race analysis ({} s of CPU) is spent", k.func.name, lockstep_race::FILE_RACE_TIME.as_secs()),
             )
             .with_primary_label("not every pair of accesses was examined")
             .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),

@@ -161,8 +161,8 @@ struct Ctx<'a> {
     exhausted: std::cell::Cell<bool>,
     /// Questions the solver answered (not from the memo).
     solved: std::cell::Cell<usize>,
-    /// When the analysis stops asking (a file's time for race analysis).
-    deadline: Option<std::time::Instant>,
+    /// The thread CPU time at which the analysis stops asking.
+    deadline: Option<std::time::Duration>,
     /// Answers by question: one pair recurs in several intervals, and
     /// accesses with one index in one block ask the same questions.
     answers: std::cell::RefCell<rustc_hash::FxHashMap<QueryKey, Option<Witness>>>,
@@ -220,11 +220,24 @@ pub struct Stats {
     pub exhausted: bool,
 }
 
-/// How long the race analyses of one file's kernels may take in all: every
-/// file is checked in seconds (ggml's Metal flash-attention files, 16
-/// instances of one template, would take minutes); a kernel whose analysis
-/// the limit cuts short is reported as such.
+/// How much CPU time the race analyses of one file's kernels may take in
+/// all: every file is checked in seconds (ggml's Metal flash-attention
+/// files, 16 instances of one template, would take minutes); a kernel whose
+/// analysis the limit cuts short is reported as such. CPU time of the
+/// checking thread, so a busy machine does not change what is checked.
 pub const FILE_RACE_TIME: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// CPU time the calling thread has used.
+pub fn thread_cpu_time() -> std::time::Duration {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to fill in.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        std::time::Duration::new(t.tv_sec.max(0) as u64, t.tv_nsec.clamp(0, 999_999_999) as u32)
+    } else {
+        std::time::Duration::ZERO
+    }
+}
 
 /// [`analyze`], also reporting how much work it took.
 pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
@@ -238,8 +251,9 @@ pub fn analyze_kernel<'a>(module: &'a Module, k: &'a Kernel<'a>) -> (Vec<Finding
     analyze_kernel_until(module, k, None)
 }
 
-/// [`analyze_kernel`], stopping (and saying so in the stats) at `deadline`.
-pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline: Option<std::time::Instant>) -> (Vec<Finding>, Stats) {
+/// [`analyze_kernel`], stopping (and saying so in the stats) when the
+/// thread's CPU time ([`thread_cpu_time`]) reaches `deadline`.
+pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline: Option<std::time::Duration>) -> (Vec<Finding>, Stats) {
     let (f, cfg, uni) = (k.f, k.cfg, k.uni);
     let acc = collect_accesses(module, f, cfg);
     if acc.is_empty() {
@@ -412,10 +426,17 @@ impl Ctx<'_> {
         self.ask_waves(mode, Waves::Any, e.alloc, l.alloc, [side(l), side(e)]).is_none()
     }
 
+    /// Whether the analysis is out of time (and records that it is).
+    fn past_deadline(&self) -> bool {
+        if self.exhausted.get() || self.deadline.is_some_and(|d| thread_cpu_time() > d) {
+            self.exhausted.set(true);
+        }
+        self.exhausted.get()
+    }
+
     fn ask_waves(&self, mode: Mode, waves: Waves, earlier: Alloc, later: Alloc, mut sides: [Side; 2]) -> Option<Witness> {
         self.queries.set(self.queries.get() + 1);
-        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
-            self.exhausted.set(true);
+        if self.past_deadline() {
             return None;
         }
         // Through a pointer the other access's allocation bound does not apply.
@@ -530,6 +551,9 @@ impl Ctx<'_> {
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
                 let mut cleared = rustc_hash::FxHashMap::default();
                 for i in 0..members.len() {
+                    if self.past_deadline() {
+                        return;
+                    }
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
@@ -692,6 +716,9 @@ impl Ctx<'_> {
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
                 let mut cleared = rustc_hash::FxHashMap::default();
                 for i in 0..members.len() {
+                    if self.past_deadline() {
+                        return;
+                    }
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
