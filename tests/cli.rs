@@ -173,3 +173,16 @@ fn messages_name_the_barrier_of_the_files_language() {
         }
     }
 }
+
+#[test]
+fn a_return_that_only_leaves_a_helper_is_not_labelled_as_skipping_the_barrier() {
+    let dir = std::env::temp_dir().join(format!("lockstep-helper-return-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "__device__ int clamp_lane(int x) {\n    if (x > 31)\n        return 31;\n    return x;\n}\n\n__global__ void k(int* out) {\n    __shared__ int s[64];\n    if (threadIdx.x >= 40)\n        return;\n    s[threadIdx.x] = clamp_lane(threadIdx.x);\n    __syncthreads();\n    out[threadIdx.x] = s[63 - threadIdx.x];\n}\n";
+    let path = dir.join("k.cu");
+    std::fs::write(&path, src).unwrap();
+    let (_, out, _) = lockstep(&["check", "--color", "never", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(out.contains("barrier-in-divergent-cf"), "{out}");
+    assert_eq!(out.matches("threads that take this `return` never reach the barrier").count(), 1, "only the kernel's own return: {out}");
+}
