@@ -318,3 +318,29 @@ fn metal_simd_scan_is_exact_for_any_simdgroup_width() {
         assert_eq!(o.buffer("out").unwrap().u32s(), (0..128u32).map(|i| 2 * i).collect::<Vec<_>>(), "SIMD-groups of {wave_size}");
     }
 }
+
+/// OpenCL's wide vectors (`float16`, `float8`), numbered swizzles written
+/// and read (`.sf`, `.s0123`, `.hi`, `.lo`) and vector literals `(float4)(…)`.
+const WIDE_VECTORS_OPENCL: &str = r#"
+__kernel void wide(__global const float* x, __global float* out)
+{
+    float16 yl;
+    yl.s0 = x[get_global_id(0)];
+    yl.s1 = 2.0f;
+    yl.sf = yl.s0 + yl.s1;
+    float8 r;
+    r.s0123 = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
+    r.hi = r.lo;
+    out[get_global_id(0)] = yl.sf * 10.0f + r.s7;
+}
+"#;
+
+#[test]
+fn opencl_wide_vectors_and_vector_literals_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([4, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.x]\ndata = [1.0, 2.0, 3.0, 4.0]\n[buffers.out]\nlen = 4\n";
+    let (db, o) = compile_and_run("wide.cl", Lang::OpenCl, WIDE_VECTORS_OPENCL, "wide", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<u32> = [34.0f32, 44.0, 54.0, 64.0].iter().map(|v| v.to_bits()).collect();
+    assert_eq!(o.buffer("out").unwrap().u32s(), want);
+}

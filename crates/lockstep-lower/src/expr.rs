@@ -44,7 +44,7 @@ fn swizzle(field: &str, width: u32) -> Option<Vec<u32>> {
         "odd" => Some((1..width.max(2)).step_by(2).collect()),
         _ => field.strip_prefix(['s', 'S']).and_then(|digits| digits.chars().map(|c| c.to_digit(16)).collect()),
     };
-    if let Some(idx) = numbered.filter(|idx| !idx.is_empty() && idx.len() <= 4 && idx.iter().all(|&i| i < width)) {
+    if let Some(idx) = numbered.filter(|idx| !idx.is_empty() && idx.len() <= 16 && idx.iter().all(|&i| i < width)) {
         return Some(idx);
     }
     for set in SWIZZLE_SETS {
@@ -2054,6 +2054,9 @@ fn pointer_space(ty: &SrcType) -> MemSpace {
 
 /// `cg::this_thread_block` → `this_thread_block`; `tiled_partition<32>` → `tiled_partition`.
 fn callee_name(text: &str) -> String {
+    // `(float4)(a, b, c, d)`, OpenCL's vector literal, parses as a call of `(float4)`.
+    let text = text.trim();
+    let text = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(text);
     let t = text.split('<').next().unwrap_or(text);
     t.rsplit("::").next().unwrap_or(t).trim().to_string()
 }

@@ -197,6 +197,8 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
     let a: u32 = parts.next()?.parse().ok()?;
     match parts.next() {
         None if (1..=4).contains(&a) => Some(if a == 1 { SrcType::Scalar(base_t) } else { SrcType::Vector(base_t, a) }),
+        // OpenCL's wide vectors (`float8`, `half16`).
+        None if a == 8 || a == 16 => Some(SrcType::Vector(base_t, a)),
         Some(b) => {
             let b: u32 = b.parse().ok()?;
             ((1..=4).contains(&a) && (1..=4).contains(&b)).then_some(SrcType::Matrix(base_t, a, b))
@@ -213,6 +215,9 @@ mod tests {
     fn numeric_type_names() {
         assert_eq!(parse_numeric("uint3"), Some(SrcType::Vector(Type::U32, 3)));
         assert_eq!(parse_numeric("float4x4"), Some(SrcType::Matrix(Type::F32, 4, 4)));
+        assert_eq!(parse_numeric("float16"), Some(SrcType::Vector(Type::F32, 16)));
+        assert_eq!(parse_numeric("half8"), Some(SrcType::Vector(Type::F16, 8)));
+        assert_eq!(parse_numeric("float16_t"), Some(SrcType::Scalar(Type::F16)));
         assert_eq!(parse_numeric("half2"), Some(SrcType::Vector(Type::F16, 2)));
         assert_eq!(parse_numeric("min16float2"), Some(SrcType::Vector(Type::F16, 2)));
         assert_eq!(parse_numeric("dim3"), Some(SrcType::Vector(Type::U32, 3)));
