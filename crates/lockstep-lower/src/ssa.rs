@@ -4,9 +4,9 @@
 //! phis that are completed when all predecessors are known; trivial phis are
 //! removed at the end so joins of identical values do not look divergent.
 
-use lockstep_ir::{BlockId, Function, Op, Type, Value};
+use lockstep_ir::{BlockId, ExitKind, Function, Op, Terminator, Type, Value};
 use lockstep_source::Span;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Var(pub u32);
@@ -27,6 +27,8 @@ pub struct Ssa {
     sealed: Vec<bool>,
     preds: Vec<Vec<BlockId>>,
     incomplete: FxHashMap<BlockId, Vec<(Var, Value)>>,
+    /// Blocks holding code that follows a `return`, `break` or `continue`.
+    unreachable: FxHashSet<BlockId>,
 }
 
 impl Ssa {
@@ -38,6 +40,30 @@ impl Ssa {
 
     pub fn var_type(&self, v: Var) -> Type {
         self.var_types[v.0 as usize]
+    }
+
+    /// A new block of `f`, registered.
+    pub fn new_block(&mut self, f: &mut Function, span: Span) -> BlockId {
+        let b = f.add_block(span);
+        self.add_block();
+        b
+    }
+
+    /// Ends block `cur` with `term` and returns a fresh block for the code
+    /// after it. Code after `return`/`break` adds no edges, so it cannot
+    /// feed phis: that block is sealed with no predecessors, and a block
+    /// already unreachable ends in `Unreachable`.
+    pub fn terminate(&mut self, f: &mut Function, cur: BlockId, term: Terminator, span: Span, exit: Option<ExitKind>) -> BlockId {
+        let term = if self.unreachable.contains(&cur) { Terminator::Unreachable } else { term };
+        for s in term.successors() {
+            self.add_edge(cur, s);
+        }
+        f.set_term(cur, term, span);
+        f.block_mut(cur).exit = exit;
+        let dead = self.new_block(f, span);
+        self.seal(f, dead);
+        self.unreachable.insert(dead);
+        dead
     }
 
     /// Registers a block created in `f`.

@@ -13,7 +13,7 @@ use lockstep_ir::{
 };
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// A typed value split into scalar components.
 #[derive(Clone, Debug)]
@@ -104,8 +104,6 @@ pub struct FnLowerer<'c, 't> {
     frames: Vec<Frame>,
     pub depth: u32,
     pub group_size: Option<[u32; 3]>,
-    /// Blocks holding code that follows a `return`, `break` or `continue`.
-    unreachable: FxHashSet<BlockId>,
     /// The object of the member function about to be inlined.
     pub receiver: Option<Place>,
     /// Captured device views (C++ AMP `array_view`), by name.
@@ -152,7 +150,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
             frames: Vec::new(),
             depth: 0,
             group_size: info.group_size,
-            unreachable: FxHashSet::default(),
             receiver: None,
             views: FxHashMap::default(),
         };
@@ -225,25 +222,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     pub fn new_block(&mut self, span: Span) -> BlockId {
-        let b = self.f.add_block(span);
-        self.ssa.add_block();
-        b
+        self.ssa.new_block(&mut self.f, span)
     }
 
     /// Ends the current block; further code goes to a fresh unreachable block.
     /// Code after `return`/`break` adds no edges, so it cannot feed phis.
     fn terminate(&mut self, term: Terminator, span: Span, exit: Option<ExitKind>) {
-        let cur = self.cur;
-        let term = if self.unreachable.contains(&cur) { Terminator::Unreachable } else { term };
-        for s in term.successors() {
-            self.ssa.add_edge(cur, s);
-        }
-        self.f.set_term(cur, term, span);
-        self.f.block_mut(cur).exit = exit;
-        let dead = self.new_block(span);
-        self.ssa.seal(&mut self.f, dead);
-        self.unreachable.insert(dead);
-        self.cur = dead;
+        self.cur = self.ssa.terminate(&mut self.f, self.cur, term, span, exit);
     }
 
     pub fn jump(&mut self, to: BlockId, span: Span) {

@@ -15,7 +15,7 @@ use lockstep_ir::{
 use lockstep_source::{FileId, SourceDb, Span};
 use naga::valid::{Capabilities, FunctionInfo, ModuleInfo, ValidationFlags, Validator};
 use naga::{Handle, TypeInner};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// Parses, validates and lowers one WGSL file; each kernel goes to `sink`,
 /// or into the returned module when there is none.
@@ -252,7 +252,6 @@ struct KernelLowerer<'m> {
     ssa: Ssa,
     cur: BlockId,
     /// Blocks holding code after a `return`, `break` or `continue`.
-    unreachable: FxHashSet<BlockId>,
     frames: Vec<Frame<'m>>,
     private: FxHashMap<Handle<naga::GlobalVariable>, Place>,
     /// Parameters standing for values fixed only when the pipeline is made (overrides, array lengths).
@@ -287,7 +286,6 @@ impl<'m> KernelLowerer<'m> {
             f,
             ssa: Ssa::default(),
             cur: BlockId(0),
-            unreachable: FxHashSet::default(),
             frames: Vec::new(),
             private: FxHashMap::default(),
             uniform_params: FxHashMap::default(),
@@ -372,24 +370,12 @@ impl<'m> KernelLowerer<'m> {
     }
 
     fn new_block(&mut self, span: Span) -> BlockId {
-        let b = self.f.add_block(span);
-        self.ssa.add_block();
-        b
+        self.ssa.new_block(&mut self.f, span)
     }
 
     /// Ends the current block; code after it goes to a fresh unreachable block.
     fn terminate(&mut self, term: Terminator, span: Span, exit: Option<ExitKind>) {
-        let cur = self.cur;
-        let term = if self.unreachable.contains(&cur) { Terminator::Unreachable } else { term };
-        for s in term.successors() {
-            self.ssa.add_edge(cur, s);
-        }
-        self.f.set_term(cur, term, span);
-        self.f.block_mut(cur).exit = exit;
-        let dead = self.new_block(span);
-        self.ssa.seal(&mut self.f, dead);
-        self.unreachable.insert(dead);
-        self.cur = dead;
+        self.cur = self.ssa.terminate(&mut self.f, self.cur, term, span, exit);
     }
 
     fn jump(&mut self, to: BlockId, span: Span) {
