@@ -293,7 +293,6 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         }
     }
     let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty());
-    let hlsl = m.collective_fences;
     let (span, message) = match x.rule {
         Rule::FenceWithoutSync => {
             let fence = x.fence.unwrap_or(x.later.inst);
@@ -358,12 +357,10 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             }
             d = d.with_note(if across {
                 "threads of different groups are not ordered by any barrier inside one dispatch; give each thread its own cells, use atomics, or split the dispatch".to_string()
-            } else if hlsl {
-                "no barrier that orders device memory (`DeviceMemoryBarrierWithGroupSync()` or `AllMemoryBarrierWithGroupSync()`) is between these accesses".to_string()
             } else if m.device_barrier.is_empty() {
                 "no group barrier that orders device memory is between these accesses".to_string()
             } else {
-                format!("no `{}` is between these accesses", m.device_barrier)
+                format!("no barrier that orders device memory (`{}`) is between these accesses", m.device_barrier)
             });
         }
         _ => {
