@@ -73,6 +73,54 @@ pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformi
     bound.map(|b| b.map(|b| b.min(u32::MAX as u64) as u32))
 }
 
+/// Axes y and z along which the kernel tells the threads of a group apart
+/// only inside global ids (`get_global_id(1)`, `blockIdx.y * blockDim.y +
+/// threadIdx.y`): it never reads the local id or the group's size along the
+/// axis on their own, nor the flat local index. Such a kernel picks rows by
+/// the global id and indexes shared memory along x only, which is
+/// one-to-one only when the group is one thread wide along that axis: the
+/// host launches it so. The x axis is never inferred: kernels that use
+/// groups spread their threads along it.
+pub fn axes_seen_only_in_global_ids(f: &Function) -> [bool; 3] {
+    let builtin = |v: Value| match f.inst(v).op {
+        Op::Builtin(b) => Some(b),
+        _ => None,
+    };
+    // `GroupId(a) * GroupSize(a)` (or `NumGroups(a) * GroupSize(a)`, the global size) in either order.
+    let group_base_op = |op: &Op, ax: u8| match *op {
+        Op::Binary(BinOp::Mul, p, q) => [(p, q), (q, p)].into_iter().any(|(g, s)| {
+            builtin(s) == Some(Builtin::GroupSize(ax)) && matches!(builtin(g), Some(Builtin::GroupId(a) | Builtin::NumGroups(a)) if a == ax)
+        }),
+        _ => false,
+    };
+    let group_base = |v: Value, ax: u8| group_base_op(&f.inst(v).op, ax);
+    let mut seen = [false; 3];
+    let mut alone = [false; 3];
+    for inst in &f.insts {
+        match inst.op {
+            Op::Builtin(Builtin::LocalId(ax)) => seen[ax as usize % 3] = true,
+            Op::Builtin(Builtin::LocalIndex) => return [false; 3],
+            _ => {}
+        }
+        inst.op.for_each_operand(|x| match builtin(x) {
+            Some(Builtin::LocalId(ax)) => {
+                let in_global_id = matches!(inst.op, Op::Binary(BinOp::Add, p, q) if (p == x && group_base(q, ax)) || (q == x && group_base(p, ax)));
+                alone[ax as usize % 3] |= !in_global_id;
+            }
+            Some(Builtin::GroupSize(ax)) => {
+                alone[ax as usize % 3] |= !group_base_op(&inst.op, ax);
+            }
+            _ => {}
+        });
+    }
+    for b in &f.blocks {
+        if let Some(Builtin::LocalId(ax) | Builtin::GroupSize(ax)) = b.term.condition().and_then(builtin) {
+            alone[ax as usize % 3] = true;
+        }
+    }
+    std::array::from_fn(|ax| ax > 0 && seen[ax] && !alone[ax])
+}
+
 /// The axis of a thread id (through integer conversions).
 fn thread_id_axis(f: &Function, v: Value) -> Option<usize> {
     let mut x = v;

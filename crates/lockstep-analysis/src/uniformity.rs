@@ -111,6 +111,8 @@ pub struct Uniformity {
     butterfly: Vec<Option<usize>>,
     /// Judging by the language's own rules (see [`Uniformity::by_language_rules`]).
     language_rules: bool,
+    /// Taking the group's likely extents (see [`Uniformity::assuming_axis_limits`]) as facts.
+    likely_extents: bool,
 }
 
 impl Uniformity {
@@ -144,7 +146,16 @@ impl Uniformity {
     }
 
     pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
-        Self::analyze_with(f, cfg, false)
+        Self::analyze_with(f, cfg, false, false)
+    }
+
+    /// Uniformity when the group is as narrow as the kernel's own accesses
+    /// suggest (`EntryInfo::axis_limits`): for reports only, never for
+    /// removing a barrier. None when that changes nothing (no axis is
+    /// likely one thread wide without being known to be).
+    pub fn assuming_axis_limits(f: &Function, cfg: &Cfg) -> Option<Uniformity> {
+        let e = f.entry.as_ref()?;
+        (0..3).any(|ax| e.axis_limits[ax] == Some(1) && e.threads_along(ax) != Some(1)).then(|| Self::analyze_with(f, cfg, false, true))
     }
 
     /// Uniformity as a language with syntactic uniformity rules (WGSL) judges
@@ -154,10 +165,10 @@ impl Uniformity {
     /// lowers), and no reasoning about launch shapes, lanes or cancelling
     /// thread ids is used.
     pub fn by_language_rules(f: &Function, cfg: &Cfg) -> Uniformity {
-        Self::analyze_with(f, cfg, true)
+        Self::analyze_with(f, cfg, true, false)
     }
 
-    fn analyze_with(f: &Function, cfg: &Cfg, language_rules: bool) -> Uniformity {
+    fn analyze_with(f: &Function, cfg: &Cfg, language_rules: bool, likely_extents: bool) -> Uniformity {
         let wave_size = f.entry.as_ref().and_then(|e| e.wave_size).unwrap_or(32);
         let n = f.insts.len();
         let mut u = Uniformity {
@@ -169,6 +180,7 @@ impl Uniformity {
             wave_size,
             butterfly: if language_rules { vec![None; n] } else { butterfly_reductions(f, cfg) },
             language_rules,
+            likely_extents,
         };
         let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
@@ -279,8 +291,8 @@ impl Uniformity {
         };
         match &inst.op {
             Op::Param(_) | Op::Const(_) | Op::Undef => (Level::Grid, Reason::Uniform),
-            Op::Builtin(bi) if self.language_rules => (builtin_level(*bi, None), Reason::Builtin(*bi)),
-            Op::Builtin(bi) => (builtin_level(*bi, f.entry.as_ref()), Reason::Builtin(*bi)),
+            Op::Builtin(bi) if self.language_rules => (builtin_level(*bi, None, false), Reason::Builtin(*bi)),
+            Op::Builtin(bi) => (builtin_level(*bi, f.entry.as_ref(), self.likely_extents), Reason::Builtin(*bi)),
             Op::Atomic(..) => (Level::Thread, Reason::Atomic),
             Op::Barrier(_, Some(_)) => (Level::Group, Reason::Uniform),
             Op::Barrier(_, None) => (Level::Grid, Reason::Uniform),
@@ -472,8 +484,11 @@ fn between_group_barriers(f: &Function, b: BlockId, v: Value) -> bool {
     group_barrier(before) && group_barrier(after)
 }
 
-fn builtin_level(b: Builtin, entry: Option<&EntryInfo>) -> Level {
-    let one_thread = |ax: u8| entry.is_some_and(|e| e.threads_along(ax as usize % 3) == Some(1));
+fn builtin_level(b: Builtin, entry: Option<&EntryInfo>, likely_extents: bool) -> Level {
+    let one_thread = |ax: u8| {
+        let ax = ax as usize % 3;
+        entry.is_some_and(|e| e.threads_along(ax) == Some(1) || (likely_extents && e.axis_limits[ax] == Some(1)))
+    };
     let one_group = |ax: u8| entry.is_some_and(|e| e.grid_size[ax as usize % 3] == Some(1));
     match b {
         Builtin::LocalId(ax) if one_thread(ax) => Level::Grid,

@@ -48,8 +48,13 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
                 }
                 continue;
             }
-            out.push(report(db, k, &k.uniformity, b, v, needed, severity, barrier.is_fence_only()));
+            // Divergent only along an axis the kernel treats as one thread
+            // wide (rows picked by global ids): not reported, but still never removed.
             divergent.push(v);
+            if k.likely_uniformity.as_ref().is_some_and(|u| u.block_level(b) >= needed) {
+                continue;
+            }
+            out.push(report(db, k, &k.uniformity, b, v, needed, severity, barrier.is_fence_only()));
         }
     }
     divergent

@@ -19,6 +19,9 @@ pub struct KernelFacts<'m> {
     pub func: Function,
     pub cfg: Cfg,
     pub uniformity: Uniformity,
+    /// Uniformity under the group extents the kernel's accesses suggest,
+    /// where that differs: what reports are judged by, never barrier removal.
+    pub likely_uniformity: Option<Uniformity>,
 }
 
 impl<'m> KernelFacts<'m> {
@@ -39,12 +42,19 @@ impl<'m> KernelFacts<'m> {
         // bound how wide the group likely is (race reports only: removing a
         // barrier never relies on it).
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
-            let extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
+            let mut extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
+            let global_only = lockstep_analysis::launch::axes_seen_only_in_global_ids(&func);
             if let Some(entry) = func.entry.as_mut() {
+                for ax in 0..3 {
+                    if global_only[ax] && entry.threads_along(ax).is_none() {
+                        extent[ax] = Some(1);
+                    }
+                }
                 entry.axis_limits = extent;
             }
         }
-        KernelFacts { module, func, cfg, uniformity }
+        let likely_uniformity = Uniformity::assuming_axis_limits(&func, &cfg);
+        KernelFacts { module, func, cfg, uniformity, likely_uniformity }
     }
 }
 
@@ -98,7 +108,8 @@ impl FileChecker {
     fn kernel_findings(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
-            let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, &facts.uniformity, None, lockstep_race::Assumptions::Likely);
+            let likely_uniformity = facts.likely_uniformity.as_ref().unwrap_or(&facts.uniformity);
+            let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, likely_uniformity, None, lockstep_race::Assumptions::Likely);
             let start = lockstep_race::thread_cpu_time();
             races::check(db, facts, &likely, &self.options, start + self.race_time_left, out);
             self.race_time_left = self.race_time_left.saturating_sub(lockstep_race::thread_cpu_time().saturating_sub(start));

@@ -86,6 +86,19 @@ fn witness_refuted(f: &Function, x: &Finding) -> bool {
     }
 }
 
+/// When the witness's two groups differ only along axes the kernel cannot
+/// tell groups apart on (it never reads the group id or count there) and no
+/// launch says how many groups run along them: those axes, in words. Such a
+/// race needs a dispatch the kernel shows no sign of being written for.
+fn groups_never_told_apart(f: &Function, w: &lockstep_race::sym::Witness) -> Option<String> {
+    let [a, b] = w.groups?;
+    let launches = f.entry.as_ref().map_or(&[][..], |e| &e.launches[..]);
+    let read = |ax: usize| f.insts.iter().any(|i| matches!(i.op, Op::Builtin(lockstep_ir::Builtin::GroupId(x) | lockstep_ir::Builtin::NumGroups(x)) if x as usize % 3 == ax));
+    let differ: Vec<usize> = (0..3).filter(|&ax| a[ax] != b[ax]).collect();
+    let unseen = !differ.is_empty() && differ.iter().all(|&ax| !read(ax) && launches.iter().all(|l| l.grid[ax].is_none()));
+    unseen.then(|| differ.iter().map(|&ax| ["x", "y", "z"][ax]).collect::<Vec<_>>().join(" and "))
+}
+
 /// What an access's index depends on that lockstep cannot pin down, in
 /// words: data read from memory or exchanged between lanes (`data`), and
 /// arithmetic the solver may not decide (`hard`). Kernel parameters and
@@ -97,6 +110,8 @@ struct Undecided {
     /// What the branch conditions guarding the accesses compute in ways the
     /// solver treats as free per thread: lane exchanges, atomics, opaque calls.
     guards: Vec<String>,
+    /// The launch shape the witness needs but nothing in the file shows.
+    launch: Option<String>,
 }
 
 /// The lane exchanges, atomics and opaque calls a guard condition is computed
@@ -285,6 +300,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         // unseen caller's choice.
         undecided.data.push("memory a pointer parameter points to, which the caller (not in this file) chooses".to_string());
     }
+    undecided.launch = x.witness.as_ref().and_then(|w| groups_never_told_apart(f, w)).map(|axes| {
+        format!("the race needs several groups along {axes}, but the kernel never reads its group's index there (such groups would all do the same work) and no launch in this file says how many run")
+    });
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(b) = kernel.block_of(at.inst) {
             for &(cond, _) in kernel.guards(b).iter() {
@@ -292,7 +310,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             }
         }
     }
-    let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty());
+    let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty() || undecided.launch.is_some());
     let (span, message) = match x.rule {
         Rule::FenceWithoutSync => {
             let fence = x.fence.unwrap_or(x.later.inst);
@@ -384,6 +402,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         if !undecided.guards.is_empty() {
             let guards = format!("the conditions guarding the accesses use {}", undecided.guards.join(", "));
             why = if why.is_empty() { guards } else { format!("{why}, and {guards}") };
+        }
+        if let Some(launch) = undecided.launch {
+            why = if why.is_empty() { launch } else { format!("{why}, and {launch}") };
         }
         if why.is_empty() {
             why = "the indices are too involved for lockstep to compare".to_string();

@@ -138,7 +138,7 @@ impl<'a> Kernel<'a> {
         match mode {
             Mode::SameGroup => match self.group_size {
                 Some(g) => g[ax] > 1,
-                None => self.thread_axes[ax],
+                None => self.thread_axes[ax] && self.axis_limits[ax] != Some(1),
             },
             Mode::CrossGroup => self.group_axes[ax],
         }
