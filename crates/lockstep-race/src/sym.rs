@@ -461,9 +461,10 @@ impl Build<'_> {
     }
 
     /// Likely launch, for an index `… + u * P + c` where `u` is the same for
-    /// the whole group (a loop counter, a group id) and the column `c` is
-    /// made of the thread's own ids (`dst[i * stride + tid]`): the rows are
-    /// written to be at least as wide as the threads that fill them, so
+    /// the whole group (a loop counter, a group id) or the row of a flat tile
+    /// each thread picks, and the column `c` is made of the thread's own ids
+    /// (`dst[i * stride + tid]`, `buf[(tid % 4) * 64 + tid / 4]`): the rows
+    /// are written to be at least as wide as the threads that fill them, so
     /// `c ≤ P - 1`. A column with a group id in it (`blockIdx.x * 16 + tx`
     /// past the matrix edge) gets nothing: there the rows may overlap.
     fn rows_hold_their_columns(&mut self, s: u8, index: Value) {
@@ -471,11 +472,35 @@ impl Build<'_> {
         let f = q.k.f;
         let mut summands = Vec::new();
         flatten_sum(f, index, &mut summands, 0);
+        let uniform = |v: Value| q.k.uni.level(v) >= Level::Group;
+        let product = |t: Value| {
+            let mut x = t;
+            while let Op::Convert(y) = &f.inst(x).op {
+                x = *y;
+            }
+            match f.inst(x).op {
+                Op::Binary(BinOp::Mul, a, b) => Some((a, b)),
+                _ => None,
+            }
+        };
+        // A row each thread picks in a tile laid out flat (`(tid % 4) * BM`
+        // in `buf[(tid % 4) * BM + tid / 4]`): its stride, when another
+        // summand made of thread ids is the column.
+        let thread_row = |t: Value| {
+            let (a, b) = product(t)?;
+            [(a, b), (b, a)].into_iter().find(|&(row, stride)| !uniform(row) && uniform(stride) && launch_input(f, stride, 0)).map(|(_, stride)| stride)
+        };
+        let local: Vec<Value> = summands.iter().copied().filter(|&t| only_local_ids(f, t).is_some()).collect();
+        let rows_per_thread = local.iter().any(|&t| thread_row(t).is_none());
         let mut column = Lin::konst(0);
         let mut has_column = false;
         let mut strides = Vec::new();
         for &t in &summands {
             if let Some(axes) = only_local_ids(f, t) {
+                if let Some(stride) = thread_row(t).filter(|_| rows_per_thread) {
+                    strides.push(stride);
+                    continue;
+                }
                 // Where a size or a launch fixes the extent, the launch
                 // decides and nothing is assumed.
                 let free = |ax: usize| matches!(q.k.launched[ax], None | Some(1));
@@ -486,21 +511,14 @@ impl Build<'_> {
                 has_column = true;
                 continue;
             }
-            let mut x = t;
-            while let Op::Convert(y) = &f.inst(x).op {
-                x = *y;
-            }
-            if let Op::Binary(BinOp::Mul, a, b) = f.inst(x).op {
-                let uniform = |v: Value| q.k.uni.level(v) >= Level::Group;
-                // The stride is the launch input (a parameter, a constant, a
-                // template value); the row is what moves along the rows (a
-                // loop counter, a group id).
-                if uniform(a) && uniform(b) {
-                    match (launch_input(f, a, 0), launch_input(f, b, 0)) {
-                        (false, true) => strides.push(b),
-                        (true, false) => strides.push(a),
-                        _ => {}
-                    }
+            // The stride is the launch input (a parameter, a constant, a
+            // template value); the row is what moves along the rows (a loop
+            // counter, a group id).
+            if let Some((a, b)) = product(t).filter(|&(a, b)| uniform(a) && uniform(b)) {
+                match (launch_input(f, a, 0), launch_input(f, b, 0)) {
+                    (false, true) => strides.push(b),
+                    (true, false) => strides.push(a),
+                    _ => {}
                 }
             }
         }
