@@ -303,6 +303,11 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     undecided.launch = x.witness.as_ref().and_then(|w| groups_never_told_apart(f, w)).map(|axes| {
         format!("the race needs several groups along {axes}, but the kernel never reads its group's index there (such groups would all do the same work) and no launch in this file says how many run")
     });
+    if x.across_unfixed_waves {
+        undecided.launch = Some(
+            "the race needs the two threads in different waves (sub-groups), whose width the device chooses: a group no wider than one wave is ordered by the wave barrier between the accesses".to_string(),
+        );
+    }
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(b) = kernel.block_of(at.inst) {
             for &(cond, _) in kernel.guards(b).iter() {

@@ -99,6 +99,10 @@ pub struct Finding {
     /// Only threads of one wave can meet: the code relies on a wave running
     /// in lockstep, which independent thread scheduling does not promise.
     pub warp_synchronous: bool,
+    /// A wave barrier orders the accesses within a wave, and the witness's
+    /// threads are in different waves of a width nothing fixes (OpenCL's
+    /// sub-groups): whether a group spans several waves is not known.
+    pub across_unfixed_waves: bool,
     /// For cross-group read-after-write: whether a device-scope fence is on every path between.
     pub fenced: bool,
     /// Whether the allocation is `globallycoherent` / `volatile`.
@@ -198,6 +202,7 @@ struct QueryKey {
     sides: [Side; 2],
     len: Option<u64>,
     texels: Option<(u32, u32)>,
+    cells_per_elem: u32,
 }
 
 /// Finds the races of one flat kernel.
@@ -448,15 +453,19 @@ impl Ctx<'_> {
             }
             _ => None,
         };
+        let cells_per_elem = match (earlier, later) {
+            (Alloc::Global(a), Alloc::Global(b)) if a == b => self.module.global(a).cells_per_elem.max(1),
+            _ => 1,
+        };
         canonical_offsets(mode, &mut sides);
-        let key = QueryKey { mode, waves, sides, len, texels };
+        let key = QueryKey { mode, waves, sides, len, texels, cells_per_elem };
         if let Some(w) = self.answers.borrow().get(&key) {
             return w.clone();
         }
         // Cluster and reach questions only filter; pairs' witnesses are reported.
         let prove = waves != Waves::DifferentReach && key.sides.iter().all(|s| s.spread == (0, 0));
         self.solved.set(self.solved.get() + 1);
-        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels };
+        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem };
         let w = q.conflict();
         self.answers.borrow_mut().insert(key, w.clone());
         w
@@ -649,6 +658,7 @@ impl Ctx<'_> {
                             fence: if space == Space::Shared { fence } else { None },
                             same_value,
                             warp_synchronous,
+                            across_unfixed_waves: wave_ordered && f.entry.as_ref().is_none_or(|e| e.wave_size.is_none()),
                             fenced: false,
                             coherent: self.coherent(l.alloc),
                         });
@@ -685,6 +695,7 @@ impl Ctx<'_> {
                     witness: None,
                     fence: None,
                     warp_synchronous: false,
+                    across_unfixed_waves: false,
                     same_value: false,
                     fenced: false,
                     coherent: false,
@@ -764,6 +775,7 @@ impl Ctx<'_> {
                             witness: Some(w),
                             fence: None,
                             warp_synchronous: false,
+                            across_unfixed_waves: false,
                             same_value,
                             fenced,
                             coherent,
@@ -895,6 +907,7 @@ impl<'a> ConflictOracle<'a> {
             sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0) }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0) }],
             len: None,
             texels: None,
+            cells_per_elem: 1,
         };
         q.conflict().is_some()
     }

@@ -230,6 +230,9 @@ pub struct Query<'k> {
     /// For a texture: cells per texel and the widest x coordinate. Texel
     /// indices are `x + (y << 16) + …` (see `Global::texel_width`).
     pub texels: Option<(u32, u32)>,
+    /// Cells per element of the allocation (a vector's components), when
+    /// both accesses are in the same one: indices are `element * cells + component`.
+    pub cells_per_elem: u32,
 }
 
 /// Two threads and the cell they both touch.
@@ -339,7 +342,11 @@ impl Query<'_> {
                 b.cond(s as u8, c, pol, 0);
             }
             if self.k.assume == Assumptions::Likely {
-                b.rows_hold_their_columns(s as u8, side.index);
+                // The tile's layout bounds the group, whichever access shows
+                // it: each thread's columns fit in both accesses' rows.
+                for other in &self.sides {
+                    b.rows_hold_their_columns(s as u8, other.index);
+                }
             }
             if let Some(len) = self.len {
                 b.p.at_most(&Lin::konst(0), a);
@@ -472,6 +479,20 @@ impl Build<'_> {
         let f = q.k.f;
         let mut summands = Vec::new();
         flatten_sum(f, index, &mut summands, 0);
+        // Rows and columns count elements, not their components.
+        if q.cells_per_elem > 1 {
+            let cells = q.cells_per_elem as i64;
+            let mut elements = Vec::new();
+            for &t in &summands {
+                match f.inst(t).op {
+                    Op::Binary(BinOp::Mul, a, b) if f.as_int(b) == Some(cells) => flatten_sum(f, a, &mut elements, 0),
+                    Op::Binary(BinOp::Mul, a, b) if f.as_int(a) == Some(cells) => flatten_sum(f, b, &mut elements, 0),
+                    _ if f.as_int(t).is_some_and(|c| (0..cells).contains(&c)) => {}
+                    _ => return,
+                }
+            }
+            summands = elements;
+        }
         let uniform = |v: Value| q.k.uni.level(v) >= Level::Group;
         let product = |t: Value| {
             let mut x = t;
@@ -525,9 +546,13 @@ impl Build<'_> {
         if !has_column {
             return;
         }
+        // A constant summand shifts the column within its row by what is
+        // left over after whole rows (`(tid & 3) * 32 + (tid >> 2) + 16`).
+        let shift: i64 = summands.iter().filter_map(|&t| f.as_int(t)).sum();
         for stride in strides {
             let p = self.val(s, stride, 0);
-            self.p.at_most(&column, &p.plus(-1));
+            let within_row = f.as_int(stride).filter(|&p| p > 0).map_or(0, |p| shift.rem_euclid(p));
+            self.p.at_most(&column.plus(within_row as i128), &p.plus(-1));
         }
     }
 
