@@ -609,7 +609,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     None => self.int(Type::U32, 0, span),
                 };
                 let base = match self.place(arg) {
-                    Some(p @ Place::Vars { ty: SrcType::Pointer(..), .. }) => {
+                    // A pointer held in a register or in memory (`rows[o][i]`
+                    // with `float* rows[4]`): index what it points to.
+                    Some(p @ (Place::Vars { ty: SrcType::Pointer(..), .. } | Place::Mem { ty: SrcType::Pointer(..), .. })) => {
                         let prv = self.read_place(&p, span);
                         return self.pointer_index(prv, idx, span);
                     }

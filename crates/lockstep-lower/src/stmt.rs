@@ -752,6 +752,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     (name, rv.ty.clone(), Some(rv))
                 }
             };
+            // `__global float* rows[4]`: a private array of pointers into that space.
+            let (ty, space) = match space.filter(|_| self.cx.d.space_qualifies_pointee).and_then(|sp| pointers_into(&ty, sp)) {
+                Some(array) => (array, None),
+                None => (ty, space),
+            };
             if let (true, Some(sp), SrcType::Pointer(elem, _)) = (self.cx.d.space_qualifies_pointee, space, &ty) {
                 // `__global float* p`: a private pointer into that space.
                 let pointer = SrcType::Pointer(elem.clone(), sp);
@@ -1210,4 +1215,17 @@ pub fn global_binding<'t>(cx: &Ctx<'t>, name: &str) -> Option<GlobalBinding> {
 
 pub fn mem_ref(space: MemSpace, root: Root, index: Value) -> MemRef {
     MemRef { space, root, index }
+}
+
+/// An array of pointers (of arrays of pointers) with every pointer into `space`;
+/// None for any other type.
+fn pointers_into(ty: &SrcType, space: MemSpace) -> Option<SrcType> {
+    match ty {
+        SrcType::Array(elem, n) => match &**elem {
+            SrcType::Pointer(to, _) => Some(SrcType::Array(Box::new(SrcType::Pointer(to.clone(), space)), *n)),
+            inner @ SrcType::Array(..) => Some(SrcType::Array(Box::new(pointers_into(inner, space)?), *n)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
