@@ -9,6 +9,7 @@ use lockstep_race::intervals::{AccessKind, Alloc};
 use lockstep_race::sym::Witness;
 use lockstep_race::{At, Finding, Hazard, Rule, MANY_ITERATIONS};
 use lockstep_source::SourceDb;
+use std::collections::BTreeSet;
 
 /// Rule ids of the quieter classes a race finding can fall into.
 pub const POSSIBLE_RACE: &str = "possible-race";
@@ -31,6 +32,13 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
             .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),
         );
     }
+    // Device memory: findings of one class and hazard on one buffer that
+    // share a line are one finding. Unrolled stores (`dst[idx] = c.s0;
+    // idx += m; …`) otherwise give one report per pair of lines for what is
+    // one layout question.
+    let mut groups: Vec<((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize)> = Vec::new();
+    let mut more_lines: Vec<BTreeSet<u32>> = Vec::new();
+    let first = out.len();
     for finding in findings {
         let d = report(db, k.module, &k.func, oracle.kernel(), &finding);
         let shown = match d.rule.as_str() {
@@ -38,8 +46,26 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
             BENIGN_RACE => options.include_benign,
             _ => true,
         };
-        if shown {
-            out.push(d);
+        if !shown {
+            continue;
+        }
+        if matches!(finding.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent) {
+            let key = (d.rule.clone(), finding.alloc, finding.hazard);
+            let lines: BTreeSet<u32> = std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)).map(|sp| db.location(sp).0.line).collect();
+            if let Some((_, seen, kept)) = groups.iter_mut().find(|(k, seen, _)| *k == key && !seen.is_disjoint(&lines)) {
+                more_lines[*kept].extend(lines.difference(seen));
+                seen.extend(lines);
+                continue;
+            }
+            groups.push((key, lines, more_lines.len()));
+        }
+        more_lines.push(BTreeSet::new());
+        out.push(d);
+    }
+    for (d, lines) in out[first..].iter_mut().zip(more_lines) {
+        if !lines.is_empty() {
+            let list: Vec<String> = lines.iter().map(u32::to_string).collect();
+            d.notes.push(format!("the same buffer is also accessed this way on line{} {} of this kernel", if lines.len() == 1 { "" } else { "s" }, list.join(", ")));
         }
     }
 }
