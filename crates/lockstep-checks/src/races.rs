@@ -36,7 +36,9 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
     // share a line are one finding. Unrolled stores (`dst[idx] = c.s0;
     // idx += m; …`) otherwise give one report per pair of lines for what is
     // one layout question.
-    let mut groups: Vec<((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize)> = Vec::new();
+    // (class, buffer, hazard), the lines seen, the finding kept.
+    type Group = ((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize);
+    let mut groups: Vec<Group> = Vec::new();
     let mut more_lines: Vec<BTreeSet<u32>> = Vec::new();
     let first = out.len();
     for finding in findings {
