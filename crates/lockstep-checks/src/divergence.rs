@@ -54,7 +54,9 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             if k.likely_uniformity.as_ref().is_some_and(|u| u.block_level(b) >= needed) {
                 continue;
             }
-            out.push(report(db, k, &k.uniformity, b, v, needed, severity, barrier.is_fence_only()));
+            // Explained by what differs between threads of a likely group.
+            let explained_by = k.likely_uniformity.as_ref().unwrap_or(&k.uniformity);
+            out.push(report(db, k, explained_by, b, v, needed, severity, barrier.is_fence_only()));
         }
     }
     divergent

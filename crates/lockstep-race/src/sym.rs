@@ -344,8 +344,10 @@ impl Query<'_> {
             if self.k.assume == Assumptions::Likely {
                 // The tile's layout bounds the group, whichever access shows
                 // it: each thread's columns fit in both accesses' rows.
-                for other in &self.sides {
-                    b.rows_hold_their_columns(s as u8, other.index);
+                b.rows_hold_their_columns(s as u8, side.index);
+                let other = self.sides[1 - s].index;
+                if other != side.index {
+                    b.rows_hold_their_columns(s as u8, other);
                 }
             }
             if let Some(len) = self.len {
