@@ -174,6 +174,7 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
 }
 
 fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided) {
+    let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
     let mut stack = vec![index];
     let mut seen = std::collections::HashSet::new();
     while let Some(v) = stack.pop() {
@@ -187,6 +188,10 @@ fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided)
             Op::Atomic(_, r, _) => (Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))), true),
             Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => (Some(format!("the result of `{name}`")), true),
             Op::Wave(..) => (Some("a value exchanged between lanes".to_string()), true),
+            // Which threads share a lane depends on the wave's width.
+            Op::Builtin(lockstep_ir::Builtin::LaneId | lockstep_ir::Builtin::WaveSize) if unfixed_waves => {
+                (Some("the thread's lane in its wave (sub-group), whose width the device chooses".to_string()), true)
+            }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
             Op::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
             _ => (None, false),
