@@ -189,7 +189,7 @@ fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided)
             Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => (Some(format!("the result of `{name}`")), true),
             Op::Wave(..) => (Some("a value exchanged between lanes".to_string()), true),
             // Which threads share a lane depends on the wave's width.
-            Op::Builtin(lockstep_ir::Builtin::LaneId | lockstep_ir::Builtin::WaveSize) if unfixed_waves => {
+            Op::Builtin(lockstep_ir::Builtin::LaneId) if unfixed_waves => {
                 (Some("the thread's lane in its wave (sub-group), whose width the device chooses".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
