@@ -118,12 +118,11 @@ fn witness_refuted(f: &Function, x: &Finding) -> bool {
 /// tell groups apart on (it never reads the group id or count there) and no
 /// launch says how many groups run along them: those axes, in words. Such a
 /// race needs a dispatch the kernel shows no sign of being written for.
-fn groups_never_told_apart(f: &Function, w: &lockstep_race::sym::Witness) -> Option<String> {
+fn groups_never_told_apart(f: &Function, kernel: &lockstep_race::sym::Kernel, w: &Witness) -> Option<String> {
     let [a, b] = w.groups?;
     let launches = f.entry.as_ref().map_or(&[][..], |e| &e.launches[..]);
-    let read = |ax: usize| f.insts.iter().any(|i| matches!(i.op, Op::Builtin(lockstep_ir::Builtin::GroupId(x) | lockstep_ir::Builtin::NumGroups(x)) if x as usize % 3 == ax));
     let differ: Vec<usize> = (0..3).filter(|&ax| a[ax] != b[ax]).collect();
-    let unseen = !differ.is_empty() && differ.iter().all(|&ax| !read(ax) && launches.iter().all(|l| l.grid[ax].is_none()));
+    let unseen = !differ.is_empty() && differ.iter().all(|&ax| !kernel.reads_group_id(ax) && launches.iter().all(|l| l.grid[ax].is_none()));
     unseen.then(|| differ.iter().map(|&ax| ["x", "y", "z"][ax]).collect::<Vec<_>>().join(" and "))
 }
 
@@ -333,14 +332,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         // unseen caller's choice.
         undecided.data.push("memory a pointer parameter points to, which the caller (not in this file) chooses".to_string());
     }
-    undecided.launch = x.witness.as_ref().and_then(|w| groups_never_told_apart(f, w)).map(|axes| {
-        format!("the race needs several groups along {axes}, but the kernel never reads its group's index there (such groups would all do the same work) and no launch in this file says how many run")
-    });
-    if x.across_unfixed_waves {
-        undecided.launch = Some(
-            "the race needs the two threads in different waves (sub-groups), whose width the device chooses: a group no wider than one wave is ordered by the wave barrier between the accesses".to_string(),
-        );
-    }
+    undecided.launch = if x.across_unfixed_waves {
+        Some("the race needs the two threads in different waves (sub-groups), whose width the device chooses: a group no wider than one wave is ordered by the wave barrier between the accesses".to_string())
+    } else {
+        x.witness.as_ref().and_then(|w| groups_never_told_apart(f, kernel, w)).map(|axes| {
+            format!("the race needs several groups along {axes}, but the kernel never reads its group's index there (such groups would all do the same work) and no launch in this file says how many run")
+        })
+    };
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(b) = kernel.block_of(at.inst) {
             for &(cond, _) in kernel.guards(b).iter() {

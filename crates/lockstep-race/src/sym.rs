@@ -63,6 +63,8 @@ pub struct Kernel<'a> {
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
     group_axes: [bool; 3],
+    /// Axes along which the kernel reads its group's id or the group count.
+    group_ids_read: [bool; 3],
     /// Groups per axis where the launches fix it.
     grid_size: [Option<u32>; 3],
     /// [`Kernel::guards`] by block.
@@ -101,6 +103,7 @@ impl<'a> Kernel<'a> {
                 _ => {}
             }
         }
+        let group_ids_read = group_axes;
         // The grid always may have several groups along x, unless the launches say otherwise.
         let grid_size = f.entry.as_ref().map_or([None; 3], |e| e.grid_size);
         group_axes[0] = true;
@@ -125,7 +128,7 @@ impl<'a> Kernel<'a> {
             }
         };
         let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
-        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, grid_size, guards: RefCell::default(), launched }
+        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, group_ids_read, grid_size, guards: RefCell::default(), launched }
     }
 
     /// The wave width lanes are counted in, when it may be relied on.
@@ -149,6 +152,12 @@ impl<'a> Kernel<'a> {
     }
 
     /// The block an instruction is in (None for one removed from every block).
+    /// Whether the kernel reads its group's id or the number of groups
+    /// along an axis: where it does not, groups along it do the same work.
+    pub fn reads_group_id(&self, ax: usize) -> bool {
+        self.group_ids_read[ax % 3]
+    }
+
     pub fn block_of(&self, v: Value) -> Option<BlockId> {
         self.inst_block[v.index()]
     }
