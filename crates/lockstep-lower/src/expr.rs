@@ -135,6 +135,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// An array in memory used as a value: a pointer to its first element
+    /// (past its offset in the struct that holds it); None for anything else.
+    fn decayed(&mut self, p: &Place, span: Span) -> Option<RV> {
+        let Place::Mem { space, root, base, offsets, ty: SrcType::Array(elem, _) } = p else { return None };
+        let first = self.offset(*base, offsets.first().unwrap_or(0), span);
+        let ptr = self.emit(Op::AddrOf(*root, first), Type::Ptr(*space), span);
+        Some(RV { vals: vec![ptr], ty: SrcType::Pointer(elem.clone(), *space) })
+    }
+
     fn offset(&mut self, base: Value, off: u32, span: Span) -> Value {
         if off == 0 {
             return base;
@@ -294,11 +303,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// in the same memory space.
     fn cast(&mut self, ty: Option<SrcType>, v: Node<'t>, span: Span) -> RV {
         let rv = match self.place(v) {
-            Some(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) => {
-                let ptr = self.emit(Op::AddrOf(root, base), Type::Ptr(space), span);
-                RV { vals: vec![ptr], ty: SrcType::Pointer(elem, space) }
-            }
-            Some(p) => self.read_place(&p, span),
+            Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => self.expr(v),
         };
         match ty {
@@ -371,10 +376,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(b) = self.lookup(name).cloned() {
             return match b {
                 // An array used as a value decays to a pointer to its first element.
-                Binding::Place(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) if space != MemSpace::Private => {
-                    let ptr = self.emit(Op::AddrOf(root, base), Type::Ptr(space), span);
-                    RV { vals: vec![ptr], ty: SrcType::Pointer(elem, space) }
-                }
+                Binding::Place(p @ Place::Mem { space, .. }) if space != MemSpace::Private => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
                 Binding::Place(p) => self.read_place(&p, span),
                 Binding::Sync(s, w) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s, w) },
             };
@@ -454,7 +456,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         match self.place(n) {
-            Some(p) => self.read_place(&p, span),
+            Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => {
                 // A field of a value (e.g. a call result): select components.
                 let rv = self.expr(arg);
@@ -673,7 +675,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn index_place(&mut self, base: Place, idx: Value, span: Span) -> Option<Place> {
         match base {
-            Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. } => {
+            Place::Mem { space, root, base, offsets, ty: SrcType::Array(elem, _) } => {
+                // An array member of a struct starts at its member's offset.
+                let base = self.offset(base, offsets.first().unwrap_or(0), span);
                 let cells = elem.cells(&self.cx.structs).max(1);
                 let t = self.f.inst(idx).ty;
                 let scaled = if cells == 1 {
@@ -1337,11 +1341,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         let place = self.place(a);
                         let rv = match &place {
                             // An array argument decays to a pointer to its first element.
-                            Some(Place::Mem { space, root, base, ty: SrcType::Array(elem, _), .. }) => {
-                                let ptr = self.emit(Op::AddrOf(*root, *base), Type::Ptr(*space), span);
-                                RV { vals: vec![ptr], ty: SrcType::Pointer(elem.clone(), *space) }
-                            }
-                            Some(p) => self.read_place(p, span),
+                            Some(p) => self.decayed(p, span).unwrap_or_else(|| self.read_place(p, span)),
                             None => self.expr(a),
                         };
                         (place, rv)
