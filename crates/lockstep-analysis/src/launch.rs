@@ -245,6 +245,7 @@ mod tests {
             len: Some(len),
             coherent: false,
             texel_width: 0,
+            unfixed_template_value: false,
             init: Vec::new(),
             span: sp(),
         })

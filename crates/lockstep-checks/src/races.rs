@@ -325,6 +325,14 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             undecided_inputs(m, f, r.index, &mut undecided);
         }
     }
+    for &g in x.witness.iter().flat_map(|w| &w.small_template_values) {
+        // Sizes of a tile or a row below any a kernel is written for.
+        undecided.data.push(format!(
+            "a value of the template parameter `{}` below {}, which no instantiation in this file fixes",
+            m.global(g).name,
+            lockstep_race::sym::TYPICAL_TEMPLATE_VALUE
+        ));
+    }
     let caller_unknown = f.entry.as_ref().is_some_and(|e| e.caller_unknown);
     let through_parameter = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Param(_)));
     if caller_unknown && (through_parameter(&x.later) || x.earlier.as_ref().is_some_and(through_parameter)) {

@@ -41,6 +41,7 @@ fn kernel() -> (Module, FuncId) {
         len: Some(len),
         coherent: false,
         texel_width: 0,
+        unfixed_template_value: false,
         init: vec![],
         span: sp,
     };

@@ -75,6 +75,10 @@ pub struct Global {
     /// For a texture, the widest x coordinate a texel can have (the index is
     /// `x + (y << 16) + (z << 28)`, so x stays below 2^16); 0 for everything else.
     pub texel_width: u32,
+    /// A value parameter of a template that no instantiation in the file
+    /// fixes, read like a constant: a race that needs one particular value
+    /// of it is not proven.
+    pub unfixed_template_value: bool,
     /// Initial cell values (constants, `static const` tables).
     pub init: Vec<Const>,
     pub span: Span,

@@ -384,6 +384,7 @@ impl<'t> Ctx<'t> {
             len,
             coherent,
             texel_width: 0,
+            unfixed_template_value: false,
             init: Vec::new(),
             span,
         };

@@ -122,7 +122,9 @@ pub fn bind<'t>(ctx: &mut Ctx<'t>, params: Node<'t>, explicit: &[TemplateArg], d
         let bound = match bound {
             TemplateArg::Unknown => {
                 let span = ctx.span(p);
-                TemplateArg::Constant(ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &SrcType::Scalar(Type::I32), false, span))
+                let value = ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &SrcType::Scalar(Type::I32), false, span);
+                ctx.module.globals[value.index()].unfixed_template_value = true;
+                TemplateArg::Constant(value)
             }
             other => other,
         };

@@ -128,6 +128,7 @@ fn lower_global(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<n
         len,
         coherent: false,
         texel_width: 0,
+        unfixed_template_value: false,
         init: Vec::new(),
         span: span_of(file, m.global_variables.get_span(h)).unwrap_or(Span::new(file, 0, 0)),
     });

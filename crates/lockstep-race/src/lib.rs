@@ -247,7 +247,7 @@ pub fn thread_cpu_time() -> std::time::Duration {
 /// [`analyze`], also reporting how much work it took.
 pub fn analyze_with_stats(module: &Module, f: &Function, cfg: &Cfg, uni: &Uniformity) -> (Vec<Finding>, Stats) {
     let group_size = f.entry.as_ref().and_then(|e| e.group_size);
-    analyze_kernel(module, &Kernel::new(f, cfg, uni, group_size, Assumptions::Likely))
+    analyze_kernel(module, &Kernel::new(module, f, cfg, uni, group_size, Assumptions::Likely))
 }
 
 /// [`analyze_with_stats`] on a prepared kernel (loop trip counts, branch
@@ -854,7 +854,7 @@ pub struct ConflictOracle<'a> {
 impl<'a> ConflictOracle<'a> {
     pub fn new(module: &'a Module, f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>, assume: Assumptions) -> ConflictOracle<'a> {
         let group_size = group_size.or_else(|| f.entry.as_ref().and_then(|e| e.group_size));
-        ConflictOracle { module, k: Kernel::new(f, cfg, uni, group_size, assume), blocks: f.inst_blocks(), answers: Default::default() }
+        ConflictOracle { module, k: Kernel::new(module, f, cfg, uni, group_size, assume), blocks: f.inst_blocks(), answers: Default::default() }
     }
 
     /// Whether what `root` names may be the same memory as another root of

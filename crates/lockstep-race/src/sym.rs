@@ -71,10 +71,12 @@ pub struct Kernel<'a> {
     guards: RefCell<HashMap<BlockId, Guards>>,
     /// Per axis, the group extent every launch in the file gives.
     launched: [Option<u32>; 3],
+    /// Template value parameters no instantiation in the file fixes.
+    unfixed_template_values: Vec<lockstep_ir::GlobalId>,
 }
 
 impl<'a> Kernel<'a> {
-    pub fn new(f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>, assume: Assumptions) -> Kernel<'a> {
+    pub fn new(module: &lockstep_ir::Module, f: &'a Function, cfg: &'a Cfg, uni: &'a Uniformity, group_size: Option<[u32; 3]>, assume: Assumptions) -> Kernel<'a> {
         let mut header_of = vec![None; f.blocks.len()];
         for (i, l) in cfg.loops.iter().enumerate() {
             header_of[l.header.index()] = Some(i);
@@ -128,7 +130,28 @@ impl<'a> Kernel<'a> {
             }
         };
         let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
-        Kernel { f, cfg, uni, assume, group_size, max_threads, group_threads, wave_size, axis_limits, inst_block: f.inst_blocks(), header_of, trip_counts, thread_axes, group_axes, group_ids_read, grid_size, guards: RefCell::default(), launched }
+        let unfixed_template_values = (0..module.globals.len() as u32).map(lockstep_ir::GlobalId).filter(|&g| module.global(g).unfixed_template_value).collect();
+        Kernel {
+            f,
+            cfg,
+            uni,
+            assume,
+            group_size,
+            max_threads,
+            group_threads,
+            wave_size,
+            axis_limits,
+            inst_block: f.inst_blocks(),
+            header_of,
+            trip_counts,
+            thread_axes,
+            group_axes,
+            group_ids_read,
+            grid_size,
+            guards: RefCell::default(),
+            launched,
+            unfixed_template_values,
+        }
     }
 
     /// The wave width lanes are counted in, when it may be relied on.
@@ -253,7 +276,15 @@ pub struct Witness {
     pub cell: Option<i64>,
     /// False when the solver assumed an undecided constraint satisfiable.
     pub exact: bool,
+    /// Template values no instantiation fixes that the race needs below
+    /// [`TYPICAL_TEMPLATE_VALUE`] (a tile of no cells, rows of width 1):
+    /// such a race is not proven.
+    pub small_template_values: Vec<lockstep_ir::GlobalId>,
 }
+
+/// The least a size given as a template value is taken to be when a race
+/// is called proven without an instantiation in the file.
+pub const TYPICAL_TEMPLATE_VALUE: i128 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rel {
@@ -384,6 +415,7 @@ impl Query<'_> {
         let outcome = if self.prove { b.p.solve_proven(DEFAULT_BUDGET) } else { b.p.solve(DEFAULT_BUDGET) };
         match outcome {
             Outcome::Infeasible => None,
+            Outcome::Feasible { values, exact } if self.prove => Some(b.typical_template_witness(&values, &addr).unwrap_or_else(|| b.witness(&values, &addr, exact))),
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
     }
@@ -524,13 +556,18 @@ impl Build<'_> {
         };
         let local: Vec<Value> = summands.iter().copied().filter(|&t| only_local_ids(f, t).is_some()).collect();
         let rows_per_thread = local.iter().any(|&t| thread_row(t).is_none());
+        // The column within a row a thread picks, and within a row of the
+        // whole tile (which holds every thread's own part, its row included:
+        // `KQ[j * 128 + 32 * ty + tx]`).
         let mut column = Lin::konst(0);
+        let mut threads_part = Lin::konst(0);
         let mut has_column = false;
-        let mut strides = Vec::new();
+        let (mut thread_strides, mut strides) = (Vec::new(), Vec::new());
         for &t in &summands {
             if let Some(axes) = only_local_ids(f, t) {
                 if let Some(stride) = thread_row(t).filter(|_| rows_per_thread) {
-                    strides.push(stride);
+                    thread_strides.push(stride);
+                    threads_part = threads_part.add(&self.val(s, t, 0));
                     continue;
                 }
                 // Where a size or a launch fixes the extent, the launch
@@ -539,7 +576,9 @@ impl Build<'_> {
                 if q.k.group_size.is_some() || !(0..3).all(|ax| !axes[ax] || free(ax)) {
                     return;
                 }
-                column = column.add(&self.val(s, t, 0));
+                let part = self.val(s, t, 0);
+                column = column.add(&part);
+                threads_part = threads_part.add(&part);
                 has_column = true;
                 continue;
             }
@@ -560,10 +599,10 @@ impl Build<'_> {
         // A constant summand shifts the column within its row by what is
         // left over after whole rows (`(tid & 3) * 32 + (tid >> 2) + 16`).
         let shift: i64 = summands.iter().filter_map(|&t| f.as_int(t)).sum();
-        for stride in strides {
+        for (stride, part) in thread_strides.into_iter().map(|st| (st, &column)).chain(strides.into_iter().map(|st| (st, &threads_part))) {
             let p = self.val(s, stride, 0);
             let within_row = f.as_int(stride).filter(|&p| p > 0).map_or(0, |p| shift.rem_euclid(p));
-            self.p.at_most(&column.plus(within_row as i128), &p.plus(-1));
+            self.p.at_most(&part.plus(within_row as i128), &p.plus(-1));
         }
     }
 
@@ -1176,6 +1215,39 @@ impl Build<'_> {
         }
     }
 
+    /// When the witness takes a template value no instantiation fixes below
+    /// [`TYPICAL_TEMPLATE_VALUE`], a witness with typical values instead,
+    /// or the first one marked as needing the small values; None when no
+    /// such value is small.
+    fn typical_template_witness(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<Witness> {
+        let open: Vec<(lockstep_ir::GlobalId, Var)> = self
+            .keys
+            .iter()
+            .filter_map(|(key, &var)| match key {
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.unfixed_template_values.contains(g) => Some((*g, var)),
+                _ => None,
+            })
+            .collect();
+        let small: Vec<(lockstep_ir::GlobalId, Var)> = open.iter().copied().filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_TEMPLATE_VALUE)).collect();
+        if small.is_empty() {
+            return None;
+        }
+        let mut typical = self.p.clone();
+        for &(_, var) in &small {
+            typical.at_most(&Lin::konst(TYPICAL_TEMPLATE_VALUE), &Lin::var(var));
+        }
+        Some(match typical.solve_proven(DEFAULT_BUDGET) {
+            Outcome::Feasible { values, exact } => self.witness(&values, addr, exact),
+            Outcome::Infeasible => {
+                let mut w = self.witness(values, addr, true);
+                w.small_template_values = small.into_iter().map(|(g, _)| g).collect();
+                w.small_template_values.sort_unstable();
+                w.small_template_values.dedup();
+                w
+            }
+        })
+    }
+
     fn witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
         let q = self.q;
         let get = |key: Key| self.keys.get(&key).and_then(|&v| values[v]).unwrap_or(0) as i64;
@@ -1212,7 +1284,7 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
-        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact }
+        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new() }
     }
 }
 
