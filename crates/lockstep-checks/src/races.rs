@@ -172,7 +172,7 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
     }
 }
 
-fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided) {
+fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kernel, index: Value, out: &mut Undecided) {
     let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
     let mut stack = vec![index];
     let mut seen = std::collections::HashSet::new();
@@ -190,6 +190,11 @@ fn undecided_inputs(m: &Module, f: &Function, index: Value, out: &mut Undecided)
             // Which threads share a lane depends on the wave's width.
             Op::Builtin(lockstep_ir::Builtin::LaneId) if unfixed_waves => {
                 (Some("the thread's lane in its wave (sub-group), whose width the device chooses".to_string()), true)
+            }
+            // Which value a thread got depends on the way it came; the
+            // solver takes any (a loop's counter is followed exactly).
+            Op::Phi(incoming) if incoming.windows(2).any(|w| w[0].1 != w[1].1) && kernel.block_of(v).is_none_or(|b| kernel.cfg.loops.iter().all(|l| l.header != b)) => {
+                (Some("a value set differently on different branches".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
             Op::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
@@ -322,7 +327,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     }
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
-            undecided_inputs(m, f, r.index, &mut undecided);
+            undecided_inputs(m, f, kernel, r.index, &mut undecided);
         }
     }
     for &g in x.witness.iter().flat_map(|w| &w.small_template_values) {

@@ -458,6 +458,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         match self.place(n) {
             Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => {
+                if let Some(Place::Mem { ty: SrcType::Struct(_), .. }) = self.place(arg) {
+                    // Never read the whole struct for a member it does not have.
+                    self.diag("unsupported", n, format!("lockstep does not know a member `{fname}` of this struct; its value is treated as unknown"));
+                    return self.opaque_call(fname, Vec::new(), span);
+                }
                 // A field of a value (e.g. a call result): select components.
                 let rv = self.expr(arg);
                 self.select_field(rv, fname, span)
@@ -516,16 +521,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Cell offsets and type of a struct field.
     fn field_layout(&self, si: usize, fname: &str) -> Option<(Vec<u32>, SrcType)> {
-        let s = self.cx.structs.get(si)?;
-        let mut at = 0u64;
-        for (name, ty) in &s.fields {
-            let cells = ty.cells(&self.cx.structs);
-            if name == fname {
-                return Some(((at..at + cells).map(|c| c as u32).collect(), ty.clone()));
-            }
-            at += cells;
-        }
-        None
+        let (at, ty) = self.cx.structs.get(si)?.member(&self.cx.structs, fname)?;
+        let cells = ty.cells(&self.cx.structs);
+        Some(((at..at + cells).map(|c| c as u32).collect(), ty))
     }
 
     /// The assignable location an expression denotes, if any.

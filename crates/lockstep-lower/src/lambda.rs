@@ -558,7 +558,7 @@ pub(crate) fn tiled_index_struct(ctx: &mut Ctx, rank: usize) -> SrcType {
     }
     let index = SrcType::Vector(Type::I32, rank as u32);
     let fields = ["global", "local", "tile", "tile_origin"].iter().map(|f| (f.to_string(), index.clone())).collect();
-    ctx.structs.push(StructDef { fields });
+    ctx.structs.push(StructDef { fields, union: false });
     ctx.struct_names.insert(name, ctx.structs.len() - 1);
     SrcType::Struct(ctx.structs.len() - 1)
 }

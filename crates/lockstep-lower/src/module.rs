@@ -204,7 +204,7 @@ impl<'t> Ctx<'t> {
         let text = self.text(n).trim();
         match self.kind(n) {
             "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => self.type_named(text),
-            "struct_specifier" | "class_specifier" => self.struct_type(n),
+            "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_type(n),
             "qualified_identifier" | "qualified_type_identifier" => {
                 let name = n.field(self.fields.name)?;
                 self.resolve_type(name)
@@ -314,20 +314,54 @@ impl<'t> Ctx<'t> {
             let Some(tn) = fd.field(self.fields.ty) else { continue };
             let Some(base) = self.resolve_type(tn) else { continue };
             let mut cc = fd.walk();
-            for decl in fd.fields(self.fields.declarator, &mut cc) {
+            let declarators: Vec<Node<'t>> = fd.fields(self.fields.declarator, &mut cc).collect();
+            // `union { float d4[4]; half2 ds4[4]; };`: its members are the outer one's.
+            if declarators.is_empty() && matches!(base, SrcType::Struct(_)) && tn.field(self.fields.name).is_none() {
+                fields.push((String::new(), base.clone()));
+            }
+            for decl in declarators {
                 if let Some((fname, ty)) = self.declarator(decl, base.clone(), MemSpace::Unknown) {
                     fields.push((fname, ty));
                 }
             }
         }
+        let union = self.kind(n) == "union_specifier";
+        if union {
+            self.note_union_views(n, &fields);
+        }
         let idx = self.structs.len();
         let nm = name.unwrap_or_else(|| format!("<anon{idx}>"));
-        self.structs.push(StructDef { fields });
+        self.structs.push(StructDef { fields, union });
         for (name, def) in methods {
             self.methods.entry((idx, name)).or_default().push(def);
         }
         self.struct_names.insert(nm, idx);
         Some(SrcType::Struct(idx))
+    }
+
+    /// Cells are scalars, not bytes: members of a union whose scalars differ
+    /// in size (`float d4[4]` over `half d2s6[8]`) put one byte at different
+    /// cells, so accesses through two such members are compared wrongly.
+    fn note_union_views(&mut self, n: Node<'t>, fields: &[(String, SrcType)]) {
+        let scalar_bits = |ty: &SrcType, structs: &[StructDef]| {
+            let mut types = Vec::new();
+            ty.scalar_types(structs, &mut types);
+            let mut bits: Vec<u32> = types.iter().map(|t| t.bits()).collect();
+            bits.sort_unstable();
+            bits.dedup();
+            bits
+        };
+        let mut sizes: Vec<u32> = fields.iter().flat_map(|(_, t)| scalar_bits(t, &self.structs)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.len() > 1 {
+            let list = sizes.iter().map(|b| format!("{b}-bit")).collect::<Vec<_>>().join(", ");
+            self.warn(
+                "unsupported",
+                n,
+                format!("the members of this union view its memory as values of different sizes ({list}); lockstep places each member's values one per cell, so it compares accesses through two different members as if they were laid out alike"),
+            );
+        }
     }
 
     /// Applies a declarator (pointer / array / reference / init) to a base type;

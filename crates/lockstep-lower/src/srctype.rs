@@ -23,9 +23,52 @@ pub enum SrcType {
 /// Structs of more cells than this keep numbered cells in messages.
 pub const MAX_NAMED_CELLS: u64 = 1024;
 
+/// A struct or a union. A member with an empty name is an anonymous
+/// struct or union whose members are named as if they were the outer one's.
 #[derive(Clone, Debug)]
 pub struct StructDef {
     pub fields: Vec<(String, SrcType)>,
+    /// Every member starts at the first cell and the whole is as large as
+    /// its largest member.
+    pub union: bool,
+}
+
+impl StructDef {
+    /// The member laid out as the whole: a union's largest, a struct's none.
+    fn widest_member<'s>(&'s self, structs: &[StructDef]) -> Option<&'s SrcType> {
+        self.fields.iter().map(|(_, t)| t).max_by_key(|t| t.cells(structs))
+    }
+
+    /// First cell and type of a member, looked up through anonymous members.
+    pub fn member(&self, structs: &[StructDef], name: &str) -> Option<(u64, SrcType)> {
+        let mut at = 0u64;
+        for (field, ty) in &self.fields {
+            if field == name {
+                return Some((at, ty.clone()));
+            }
+            if let (true, SrcType::Struct(inner)) = (field.is_empty(), ty) {
+                if let Some((offset, found)) = structs.get(*inner).and_then(|d| d.member(structs, name)) {
+                    return Some((at + offset, found));
+                }
+            }
+            if !self.union {
+                at += ty.cells(structs);
+            }
+        }
+        None
+    }
+
+    /// The names members are reached by, anonymous members' included.
+    pub fn member_names(&self, structs: &[StructDef]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (field, ty) in &self.fields {
+            match (field.is_empty(), ty) {
+                (true, SrcType::Struct(inner)) => out.extend(structs.get(*inner).map(|d| d.member_names(structs)).unwrap_or_default()),
+                _ => out.push(field.clone()),
+            }
+        }
+        out
+    }
 }
 
 impl SrcType {
@@ -37,7 +80,11 @@ impl SrcType {
             SrcType::Vector(_, n) => *n as u64,
             SrcType::Matrix(_, r, c) => (*r * *c) as u64,
             SrcType::Array(e, n) => e.cells(structs).saturating_mul(*n),
-            SrcType::Struct(i) => structs.get(*i).map(|s| s.fields.iter().map(|(_, t)| t.cells(structs)).sum()).unwrap_or(0),
+            SrcType::Struct(i) => match structs.get(*i) {
+                Some(s) if s.union => s.widest_member(structs).map_or(0, |t| t.cells(structs)),
+                Some(s) => s.fields.iter().map(|(_, t)| t.cells(structs)).sum(),
+                None => 0,
+            },
         }
     }
 
@@ -55,13 +102,19 @@ impl SrcType {
                     out.extend_from_slice(&one);
                 }
             }
-            SrcType::Struct(i) => {
-                if let Some(s) = structs.get(*i) {
+            SrcType::Struct(i) => match structs.get(*i) {
+                Some(s) if s.union => {
+                    if let Some(t) = s.widest_member(structs) {
+                        t.scalar_types(structs, out);
+                    }
+                }
+                Some(s) => {
                     for (_, t) in &s.fields {
                         t.scalar_types(structs, out);
                     }
                 }
-            }
+                None => {}
+            },
             SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(..) => {}
         }
     }
@@ -101,9 +154,16 @@ impl SrcType {
                 }
             }
             SrcType::Struct(i) => {
-                for (name, t) in structs.get(*i).map_or(&[][..], |s| &s.fields) {
-                    path.push('.');
-                    path.push_str(name);
+                let Some(s) = structs.get(*i) else { return };
+                let widest = if s.union { s.widest_member(structs) } else { None };
+                for (name, t) in &s.fields {
+                    if widest.is_some_and(|w| !std::ptr::eq(w, t)) {
+                        continue;
+                    }
+                    if !name.is_empty() {
+                        path.push('.');
+                        path.push_str(name);
+                    }
                     t.cell_names(structs, path, out);
                     path.truncate(at);
                 }

@@ -935,7 +935,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // A member function sees its object's fields by name.
         if let Some(receiver) = receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
-            let names: Vec<String> = self.cx.structs[si].fields.iter().map(|(n, _)| n.clone()).collect();
+            let names = self.cx.structs[si].member_names(&self.cx.structs);
             for fname in names {
                 if let Some(field) = self.sub_place(receiver.clone(), &fname, span) {
                     self.bind(fname, Binding::Place(field));

@@ -692,6 +692,8 @@ impl Build<'_> {
             // ~x == -x - 1 in two's complement.
             Op::Unary(UnOp::Not, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1).plus(-1),
             Op::Binary(op, x, y) if inst.ty.is_int() => self.binary(s, v, *op, *x, *y, d),
+            // One value on every way in (a branch folded away): that value.
+            Op::Phi(incoming) if incoming.windows(2).all(|w| w[0].1 == w[1].1) && incoming.first().is_some_and(|i| i.1 != v) => self.val(s, incoming[0].1, d),
             Op::Phi(incoming) => match q.k.inst_block[v.index()].and_then(|b| q.k.header_of[b.index()]) {
                 Some(l) => self.induction(s, v, l, incoming, d).unwrap_or_else(|| self.leaf(s, v)),
                 None => self.leaf(s, v),
