@@ -193,7 +193,7 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
             }
             // Which value a thread got depends on the way it came; the
             // solver takes any (a loop's counter is followed exactly).
-            Op::Phi(incoming) if incoming.windows(2).any(|w| w[0].1 != w[1].1) && kernel.block_of(v).is_none_or(|b| kernel.cfg.loops.iter().all(|l| l.header != b)) => {
+            Op::Phi(incoming) if incoming.windows(2).any(|w| w[0].1 != w[1].1) && !kernel.block_of(v).is_some_and(|b| kernel.heads_loop(b)) => {
                 (Some("a value set differently on different branches".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),

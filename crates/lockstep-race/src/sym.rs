@@ -185,6 +185,11 @@ impl<'a> Kernel<'a> {
         self.inst_block[v.index()]
     }
 
+    /// Whether a block is the header of a loop (its phis are the loop's counters).
+    pub fn heads_loop(&self, b: BlockId) -> bool {
+        self.header_of[b.index()].is_some()
+    }
+
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
     pub fn guards(&self, b: BlockId) -> Guards {
         if let Some(g) = self.guards.borrow().get(&b) {
@@ -415,7 +420,7 @@ impl Query<'_> {
         let outcome = if self.prove { b.p.solve_proven(DEFAULT_BUDGET) } else { b.p.solve(DEFAULT_BUDGET) };
         match outcome {
             Outcome::Infeasible => None,
-            Outcome::Feasible { values, exact } if self.prove => Some(b.typical_template_witness(&values, &addr).unwrap_or_else(|| b.witness(&values, &addr, exact))),
+            Outcome::Feasible { values, exact } if self.prove => Some(b.typical_template_witness(&values, &addr, exact).unwrap_or_else(|| b.witness(&values, &addr, exact))),
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
     }
@@ -1221,16 +1226,16 @@ impl Build<'_> {
     /// [`TYPICAL_TEMPLATE_VALUE`], a witness with typical values instead,
     /// or the first one marked as needing the small values; None when no
     /// such value is small.
-    fn typical_template_witness(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<Witness> {
-        let open: Vec<(lockstep_ir::GlobalId, Var)> = self
+    fn typical_template_witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Option<Witness> {
+        let small: Vec<(lockstep_ir::GlobalId, Var)> = self
             .keys
             .iter()
             .filter_map(|(key, &var)| match key {
                 Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.unfixed_template_values.contains(g) => Some((*g, var)),
                 _ => None,
             })
+            .filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_TEMPLATE_VALUE))
             .collect();
-        let small: Vec<(lockstep_ir::GlobalId, Var)> = open.iter().copied().filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_TEMPLATE_VALUE)).collect();
         if small.is_empty() {
             return None;
         }
@@ -1241,7 +1246,7 @@ impl Build<'_> {
         Some(match typical.solve_proven(DEFAULT_BUDGET) {
             Outcome::Feasible { values, exact } => self.witness(&values, addr, exact),
             Outcome::Infeasible => {
-                let mut w = self.witness(values, addr, true);
+                let mut w = self.witness(values, addr, exact);
                 w.small_template_values = small.into_iter().map(|(g, _)| g).collect();
                 w.small_template_values.sort_unstable();
                 w.small_template_values.dedup();
