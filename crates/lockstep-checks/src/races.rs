@@ -338,6 +338,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             lockstep_race::sym::TYPICAL_TEMPLATE_VALUE
         ));
     }
+    for &product in x.witness.iter().flat_map(|w| &w.rows_apart) {
+        // A pitched layout: the host keeps such rows apart.
+        undecided.data.push(format!(
+            "different rows of `{}`, which overlap only if the host passes a stride narrower than the row it holds",
+            db.snippet(f.inst(product).span).trim()
+        ));
+    }
     let caller_unknown = f.entry.as_ref().is_some_and(|e| e.caller_unknown);
     let through_parameter = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Param(_)));
     if caller_unknown && (through_parameter(&x.later) || x.earlier.as_ref().is_some_and(through_parameter)) {

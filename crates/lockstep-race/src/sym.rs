@@ -285,6 +285,11 @@ pub struct Witness {
     /// [`TYPICAL_TEMPLATE_VALUE`] (a tile of no cells, rows of width 1):
     /// such a race is not proven.
     pub small_template_values: Vec<lockstep_ir::GlobalId>,
+    /// Products `row * stride` (their instructions) with a stride the host
+    /// passes, whose rows the race needs to differ between the two threads
+    /// while both columns stay below a width the program states: such rows
+    /// meet only where the host lays rows out narrower than what they hold.
+    pub rows_apart: Vec<Value>,
 }
 
 /// The least a size given as a template value is taken to be when a race
@@ -371,6 +376,7 @@ impl Query<'_> {
             memo: [sized_map(), sized_map()],
             fcache: sized_map(),
             linked: Vec::new(),
+            strides: Vec::new(),
         };
         let mut addr = [b.val(0, self.sides[0].index, 0), b.val(1, self.sides[1].index, 0)];
         for (s, side) in self.sides.iter().enumerate() {
@@ -420,7 +426,7 @@ impl Query<'_> {
         let outcome = if self.prove { b.p.solve_proven(DEFAULT_BUDGET) } else { b.p.solve(DEFAULT_BUDGET) };
         match outcome {
             Outcome::Infeasible => None,
-            Outcome::Feasible { values, exact } if self.prove => Some(b.typical_template_witness(&values, &addr, exact).unwrap_or_else(|| b.witness(&values, &addr, exact))),
+            Outcome::Feasible { values, exact } if self.prove => Some(b.reported_witness(&values, &addr, exact)),
             Outcome::Feasible { values, exact } => Some(b.witness(&values, &addr, exact)),
         }
     }
@@ -439,6 +445,18 @@ struct Build<'q> {
     fcache: HashMap<(FnOp, Lin, Lin), Var>,
     /// Loops whose per-side iteration counts are already linked.
     linked: Vec<usize>,
+    strides: Vec<StrideProduct>,
+}
+
+/// `row * stride` in a side's index, where the stride is a value the host
+/// passes (a kernel parameter, a uniform load) that every thread in question
+/// shares, and the row is the side's own.
+struct StrideProduct {
+    side: u8,
+    inst: Value,
+    stride: Lin,
+    row: Lin,
+    out: Var,
 }
 
 const MAX_DEPTH: u32 = 48;
@@ -808,7 +826,19 @@ impl Build<'_> {
                         }
                     }
                     let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
-                    self.func(FnOp::Mul, a, b, lo, INF)
+                    let uniform = |v: Value| self.q.k.uni.level(v) >= self.q.needed();
+                    let stride = match (uniform(x), uniform(y)) {
+                        (true, false) => Some((a.clone(), b.clone())),
+                        (false, true) => Some((b.clone(), a.clone())),
+                        _ => None,
+                    };
+                    let product = self.func(FnOp::Mul, a, b, lo, INF);
+                    if let (Some((stride, row)), [(out, 1)]) = (stride, product.terms.as_slice()) {
+                        if product.k == 0 && self.from_host(&stride) {
+                            self.strides.push(StrideProduct { side: s, inst: v, stride, row, out: *out });
+                        }
+                    }
+                    product
                 }
             },
             BinOp::Shl => match kb {
@@ -1222,11 +1252,94 @@ impl Build<'_> {
         }
     }
 
+    /// Whether a value has a symbol of the host's in it: a kernel parameter
+    /// or a value loaded alike by every thread in question.
+    fn from_host(&self, l: &Lin) -> bool {
+        l.terms.iter().any(|&(v, _)| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..))))
+    }
+
+    /// The variables every thread in question shares: shared symbols, launch
+    /// sizes, and functions of them alone.
+    fn uniform_vars(&self) -> Vec<bool> {
+        let mut uniform = vec![false; self.p.dom.len()];
+        for (key, &var) in &self.keys {
+            uniform[var] = matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..) | Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize);
+        }
+        loop {
+            let mut changed = false;
+            for f in &self.p.funcs {
+                if !uniform[f.out] && f.a.terms.iter().chain(&f.b.terms).all(|t| uniform[t.0]) {
+                    uniform[f.out] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return uniform;
+            }
+        }
+    }
+
+    /// A pitched layout (`dst + i1*nb1 + i2*nb2 + i0` with `i0 < ne00`):
+    /// rows of host strides whose columns are bounded by a width the program
+    /// states (a guard or loop bound over the whole column). Returns the pairs of rows (side 0's, side 1's) of one stride
+    /// that the witness `values` takes apart, with side 0's products; None
+    /// when no such row differs or a column has no stated width (a matrix
+    /// output past its edge writes into the next row for real).
+    fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<(Vec<(Lin, Lin)>, Vec<Value>)> {
+        let of_side = |s: u8| self.strides.iter().filter(move |p| p.side == s);
+        let mut pairs = Vec::new();
+        let mut insts = Vec::new();
+        for a in of_side(0) {
+            let same_stride = |s: u8| of_side(s).filter(|p| p.stride == a.stride).count() == 1;
+            let Some(b) = of_side(1).find(|p| p.stride == a.stride) else { continue };
+            if !same_stride(0) || !same_stride(1) || !addr[0].terms.iter().any(|t| t.0 == a.out) || !addr[1].terms.iter().any(|t| t.0 == b.out) {
+                continue;
+            }
+            let value = |l: &Lin| l.terms.iter().try_fold(l.k, |acc, &(v, c)| values[v].map(|x| acc + c * x));
+            if matches!((value(&a.row), value(&b.row)), (Some(x), Some(y)) if x == y) {
+                continue;
+            }
+            pairs.push((a.row.clone(), b.row.clone()));
+            insts.push(a.inst);
+        }
+        if pairs.is_empty() {
+            return None;
+        }
+        let uniform = self.uniform_vars();
+        let spread: Vec<Var> = (0..2u8).filter_map(|s| self.keys.get(&Key::Spread(s)).copied()).collect();
+        let stated_width = |s: u8| {
+            let products: Vec<Var> = of_side(s).map(|p| p.out).collect();
+            let column: Terms = addr[s as usize].terms.iter().filter(|t| !uniform[t.0] && !products.contains(&t.0) && !spread.contains(&t.0)).copied().collect();
+            // `column < bound` for some bound: the host's width, or a
+            // width that moves with the row (a triangle).
+            column.is_empty() || self.p.les.iter().any(|e| column.iter().all(|t| e.terms.contains(t)))
+        };
+        (stated_width(0) && stated_width(1)).then_some((pairs, insts))
+    }
+
+    /// The witness a report shows: one whose rows of host strides agree
+    /// when there is one, else one marked as needing them to overlap; with
+    /// typical template values where the race allows them.
+    fn reported_witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
+        let Some((pairs, insts)) = self.strided_rows(values, addr) else { return self.typical_template_witness(&self.p, values, addr, exact) };
+        let mut same_rows = self.p.clone();
+        for (a, b) in &pairs {
+            same_rows.equal(a, b);
+        }
+        match same_rows.solve_proven(DEFAULT_BUDGET) {
+            Outcome::Feasible { values, exact } => self.typical_template_witness(&same_rows, &values, addr, exact),
+            Outcome::Infeasible => {
+                let mut w = self.witness(values, addr, exact);
+                w.rows_apart = insts;
+                w
+            }
+        }
+    }
+
     /// When the witness takes a template value no instantiation fixes below
-    /// [`TYPICAL_TEMPLATE_VALUE`], a witness with typical values instead,
-    /// or the first one marked as needing the small values; None when no
-    /// such value is small.
-    fn typical_template_witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Option<Witness> {
+    /// [`TYPICAL_TEMPLATE_VALUE`], a witness of `p` with typical values
+    /// instead, or this one marked as needing the small values.
+    fn typical_template_witness(&self, p: &Problem, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
         let small: Vec<(lockstep_ir::GlobalId, Var)> = self
             .keys
             .iter()
@@ -1237,13 +1350,13 @@ impl Build<'_> {
             .filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_TEMPLATE_VALUE))
             .collect();
         if small.is_empty() {
-            return None;
+            return self.witness(values, addr, exact);
         }
-        let mut typical = self.p.clone();
+        let mut typical = p.clone();
         for &(_, var) in &small {
             typical.at_most(&Lin::konst(TYPICAL_TEMPLATE_VALUE), &Lin::var(var));
         }
-        Some(match typical.solve_proven(DEFAULT_BUDGET) {
+        match typical.solve_proven(DEFAULT_BUDGET) {
             Outcome::Feasible { values, exact } => self.witness(&values, addr, exact),
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);
@@ -1252,7 +1365,7 @@ impl Build<'_> {
                 w.small_template_values.dedup();
                 w
             }
-        })
+        }
     }
 
     fn witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
@@ -1291,7 +1404,7 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
-        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new() }
+        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new(), rows_apart: Vec::new() }
     }
 }
 

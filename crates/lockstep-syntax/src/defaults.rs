@@ -1,0 +1,107 @@
+//! Default arguments written as braced initializers, which the C++ grammar
+//! does not parse.
+
+use std::ops::Range;
+
+/// Byte ranges of default arguments written as braced initializers
+/// (`std::initializer_list<int> outputs = {}`, `dim3 block = {32, 1, 1}`):
+/// from the `=` to the closing brace, when a `,` or `)` follows it. The
+/// grammar takes only expressions as default values, and one such parameter
+/// made every file that includes the header start with a syntax error.
+/// Without the default the declaration parses and means the same to a
+/// kernel: calls that leave the argument out see an unknown value.
+pub fn brace_default_arguments(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let assignment = b[i] == b'='
+            && b.get(i + 1) != Some(&b'=')
+            && !(i > 0 && matches!(b[i - 1], b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^'));
+        if !assignment {
+            i += 1;
+            continue;
+        }
+        let open = skip_blanks(b, i + 1);
+        if b.get(open) != Some(&b'{') || !in_parentheses(b, i) {
+            i += 1;
+            continue;
+        }
+        let Some(close) = matching_brace(b, open) else { return out };
+        let next = skip_blanks(b, close + 1);
+        if matches!(b.get(next), Some(b',' | b')')) {
+            out.push(i..close + 1);
+        }
+        i = close + 1;
+    }
+    out
+}
+
+/// Whether an unclosed `(` comes before `at` in the same statement: a
+/// parameter list, not a declaration (`int v[2] = {1, 2}, w;`).
+fn in_parentheses(b: &[u8], at: usize) -> bool {
+    let (mut parens, mut braces) = (0usize, 0usize);
+    for &c in b[..at].iter().rev() {
+        match c {
+            b')' => parens += 1,
+            b'(' if parens == 0 => return true,
+            b'(' => parens -= 1,
+            b'}' => braces += 1,
+            b'{' if braces == 0 => return false,
+            b'{' => braces -= 1,
+            b';' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn skip_blanks(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// The `}` closing the `{` at `open`; None past a `;` (not an initializer).
+fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b';' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(text: &str) -> String {
+        let mut out = String::new();
+        let mut from = 0;
+        for r in brace_default_arguments(text) {
+            out.push_str(&text[from..r.start]);
+            from = r.end;
+        }
+        out + &text[from..]
+    }
+
+    #[test]
+    fn braced_defaults_go_and_assignments_stay() {
+        assert_eq!(cut("bool f(int a, std::initializer_list<int> o = {}) {"), "bool f(int a, std::initializer_list<int> o ) {");
+        assert_eq!(cut("void g(dim3 b = { 32, 1, 1 }, int c = 0);"), "void g(dim3 b , int c = 0);");
+        assert_eq!(cut("x = {1, 2};\nif (a == {b}) y <= {c};"), "x = {1, 2};\nif (a == {b}) y <= {c};");
+        assert_eq!(cut("{ int v[2] = {1, 2}, w = 3; }"), "{ int v[2] = {1, 2}, w = 3; }");
+        assert_eq!(cut("void h(int3 a = {1, 1, 1}, int2 b = {}) {"), "void h(int3 a , int2 b ) {");
+    }
+}
