@@ -113,6 +113,16 @@ pub struct Uniformity {
     language_rules: bool,
     /// Taking the group's likely extents (see [`Uniformity::assuming_axis_limits`]) as facts.
     likely_extents: bool,
+    /// Every wave of the group is whole (its thread count is a multiple of
+    /// the fixed wave width): lanes of one number exist in every wave.
+    whole_waves: bool,
+    /// Per value: the same in every thread of the group that has the same
+    /// lane (the lane, group-uniform values, memory read at such indices).
+    /// A reduction over whole waves of such a value is group-uniform.
+    lane_fixed: Vec<bool>,
+    /// Per phi: it joins the paths of a branch whose condition differs
+    /// between lanes of one number.
+    lane_joins: Vec<bool>,
 }
 
 impl Uniformity {
@@ -150,12 +160,15 @@ impl Uniformity {
     }
 
     /// Uniformity when the group is as narrow as the kernel's own accesses
-    /// suggest (`EntryInfo::axis_limits`): for reports only, never for
-    /// removing a barrier. None when that changes nothing (no axis is
-    /// likely one thread wide without being known to be).
+    /// suggest (`EntryInfo::axis_limits`), and made of whole waves when its
+    /// size is unknown: for reports only, never for removing a barrier.
+    /// None when that changes nothing (no axis is likely one thread wide
+    /// without being known to be, and no wave operation).
     pub fn assuming_axis_limits(f: &Function, cfg: &Cfg) -> Option<Uniformity> {
         let e = f.entry.as_ref()?;
-        (0..3).any(|ax| e.axis_limits[ax] == Some(1) && e.threads_along(ax) != Some(1)).then(|| Self::analyze_with(f, cfg, false, true))
+        let narrower = (0..3).any(|ax| e.axis_limits[ax] == Some(1) && e.threads_along(ax) != Some(1));
+        let wave_reductions = e.group_size.is_none() && f.insts.iter().any(|i| matches!(i.op, Op::Wave(..)));
+        (narrower || wave_reductions).then(|| Self::analyze_with(f, cfg, false, true))
     }
 
     /// Uniformity as a language with syntactic uniformity rules (WGSL) judges
@@ -171,6 +184,14 @@ impl Uniformity {
     fn analyze_with(f: &Function, cfg: &Cfg, language_rules: bool, likely_extents: bool) -> Uniformity {
         let wave_size = f.entry.as_ref().and_then(|e| e.wave_size).unwrap_or(32);
         let n = f.insts.len();
+        let whole_waves = !language_rules
+            && f.entry.as_ref().is_some_and(|e| {
+                let threads = (0..3).try_fold(1u64, |acc, ax| e.threads_along(ax).map(|t| acc * t as u64));
+                e.wave_size.is_some_and(|w| match threads {
+                    Some(t) => t % w as u64 == 0,
+                    None => likely_extents && e.group_size.is_none(),
+                })
+            });
         let mut u = Uniformity {
             levels: vec![Level::Grid; n],
             inst_block: f.inst_blocks(),
@@ -181,6 +202,9 @@ impl Uniformity {
             butterfly: if language_rules { vec![None; n] } else { butterfly_reductions(f, cfg) },
             language_rules,
             likely_extents,
+            whole_waves,
+            lane_fixed: vec![whole_waves; n],
+            lane_joins: vec![false; n],
         };
         let inst_block = u.inst_block.clone();
         // The uniformity of values stored to each private array (flow-insensitive).
@@ -218,6 +242,10 @@ impl Uniformity {
                         u.reasons[v.index()] = reason;
                         changed = true;
                     }
+                    if u.lane_fixed[v.index()] && u.levels[v.index()] < Level::Group && !u.lane_fixed_now(f, cfg, v, b, &inst_block) {
+                        u.lane_fixed[v.index()] = false;
+                        changed = true;
+                    }
                 }
                 // Sync dependence: phis at joins of a non-uniform branch.
                 let cond_level = u.condition_level(f, cfg, b);
@@ -225,6 +253,9 @@ impl Uniformity {
                 if cond_level < Level::Grid && cfg.succs[b.index()].len() > 1 {
                     let join_blocks = joins[b.index()].get_or_insert_with(|| cfg.join_blocks(b));
                     changed |= u.mark_joins(f, join_blocks, b, cond_level);
+                    if !u.lane_fixed_branch(f, b) {
+                        changed |= u.mark_lane_joins(f, join_blocks);
+                    }
                 }
             }
         }
@@ -301,6 +332,9 @@ impl Uniformity {
                 if w.is_wave_uniform() {
                     if args.0 >= Level::Wave {
                         args
+                    } else if self.whole_waves && self.operands_lane_fixed(f, cfg, v, b, inst_block) && self.same_lanes_in_every_wave(f, cfg, b) {
+                        // Every wave combines the same values, lane by lane.
+                        (Level::Group, Reason::Uniform)
                     } else {
                         (Level::Wave, Reason::Wave(*w))
                     }
@@ -439,6 +473,69 @@ impl Uniformity {
             BinOp::And => k & (w - 1) == 0,
             _ => false,
         }
+    }
+
+    /// Whether a value is lane-fixed (see `lane_fixed`) by what its operands
+    /// are now; values uniform across the group are by definition.
+    fn lane_fixed_now(&self, f: &Function, cfg: &Cfg, v: Value, b: BlockId, inst_block: &[Option<BlockId>]) -> bool {
+        let w = self.wave_size as i64;
+        let lane_of = |x: Value| lane_linear(f, x, self.wave_size);
+        match &f.inst(v).op {
+            Op::Builtin(Builtin::LaneId) => true,
+            Op::Builtin(_) | Op::Atomic(..) | Op::Call(..) | Op::Wave(..) => false,
+            // `tid % 32`, `tid & 31`: the lane, or a part of it.
+            Op::Binary(BinOp::Rem, x, k) if lane_of(*x) && f.as_int(*k).is_some_and(|k| k > 0 && w % k == 0) => true,
+            Op::Binary(BinOp::And, x, m) if lane_of(*x) && f.as_int(*m).is_some_and(|m| m >= 0 && w % (m + 1) == 0) => true,
+            Op::Load(m) if m.space == MemSpace::Private || matches!(m.root, Root::Local(_)) => false,
+            Op::Phi(_) if self.lane_joins[v.index()] => false,
+            _ => self.operands_lane_fixed(f, cfg, v, b, inst_block),
+        }
+    }
+
+    fn operands_lane_fixed(&self, f: &Function, cfg: &Cfg, v: Value, b: BlockId, inst_block: &[Option<BlockId>]) -> bool {
+        let mut all = true;
+        f.inst(v).op.for_each_operand(|o| all &= self.operand_lane_fixed(f, cfg, o, b, inst_block));
+        all
+    }
+
+    /// An operand as seen from `use_block`: a value leaving a loop is
+    /// lane-fixed only if lanes of one number leave it together.
+    fn operand_lane_fixed(&self, f: &Function, cfg: &Cfg, o: Value, use_block: BlockId, inst_block: &[Option<BlockId>]) -> bool {
+        if self.operand(cfg, o, use_block, inst_block).0 >= Level::Group {
+            return true;
+        }
+        if !self.lane_fixed[o.index()] {
+            return false;
+        }
+        let Some(def_block) = inst_block[o.index()] else { return true };
+        cfg.loops_of[def_block.index()].iter().map(|&li| &cfg.loops[li]).filter(|l| l.blocks.binary_search(&use_block).is_err()).all(|l| l.exiting.iter().all(|&e| self.lane_fixed_branch(f, e)))
+    }
+
+    /// Whether a branch goes the same way in lanes of one number.
+    fn lane_fixed_branch(&self, f: &Function, b: BlockId) -> bool {
+        self.branch_levels[b.index()] >= Level::Group || f.block(b).term.condition().is_none_or(|c| self.lane_fixed[c.index()])
+    }
+
+    /// Whether every wave that reaches `b` has the same lanes active there:
+    /// each branch it depends on is decided per wave or per lane number.
+    fn same_lanes_in_every_wave(&self, f: &Function, cfg: &Cfg, b: BlockId) -> bool {
+        cfg.control_deps_transitive(b).into_iter().all(|dep| self.branch_levels[dep.index()] >= Level::Wave || self.lane_fixed_branch(f, dep))
+    }
+
+    /// Marks the phis at the joins of a branch that differs between lanes of one number.
+    fn mark_lane_joins(&mut self, f: &Function, joins: &[BlockId]) -> bool {
+        let mut changed = false;
+        for &join in joins {
+            for &v in &f.block(join).insts {
+                if let Op::Phi(inc) = &f.inst(v).op {
+                    if inc.windows(2).any(|w| w[0].1 != w[1].1) && !self.lane_joins[v.index()] {
+                        self.lane_joins[v.index()] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed
     }
 
     /// Caps the phis at the join blocks of a non-uniform branch.
