@@ -715,6 +715,14 @@ impl Build<'_> {
             // ~x == -x - 1 in two's complement.
             Op::Unary(UnOp::Not, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1).plus(-1),
             Op::Binary(op, x, y) if inst.ty.is_int() => self.binary(s, v, *op, *x, *y, d),
+            // `c ? a : b` with `c` a constant (`warp_size == 32` where
+            // `warp_size` is constexpr): the arm it picks. Otherwise a free
+            // value (the report then says what it could not follow).
+            Op::Select(c, a, b) => match lockstep_analysis::decided::evaluate(f, *c, &|_| None) {
+                Some(x) => self.val(s, if x != 0 { *a } else { *b }, d),
+                None if a == b => self.val(s, *a, d),
+                None => self.leaf(s, v),
+            },
             // One value on every way in (a branch folded away): that value.
             Op::Phi(incoming) if incoming.windows(2).all(|w| w[0].1 == w[1].1) && incoming.first().is_some_and(|i| i.1 != v) => self.val(s, incoming[0].1, d),
             Op::Phi(incoming) => match q.k.inst_block[v.index()].and_then(|b| q.k.header_of[b.index()]) {
@@ -1252,18 +1260,39 @@ impl Build<'_> {
         }
     }
 
-    /// Whether a value has a symbol of the host's in it: a kernel parameter
-    /// or a value loaded alike by every thread in question.
+    /// Whether a value is computed from the host's values alone: kernel
+    /// parameters, values loaded alike by every thread in question, and
+    /// arithmetic on them (`nb2 / sizeof(float)`).
     fn from_host(&self, l: &Lin) -> bool {
-        l.terms.iter().any(|&(v, _)| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..))))
+        let host_var = |v: Var| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..)));
+        let mut open: Vec<Var> = l.terms.iter().map(|t| t.0).collect();
+        let mut seen = 0;
+        while let Some(v) = open.pop() {
+            seen += 1;
+            if seen > 32 {
+                return false;
+            }
+            if host_var(v) {
+                continue;
+            }
+            match self.p.funcs.iter().find(|f| f.out == v) {
+                Some(f) => open.extend(f.a.terms.iter().chain(&f.b.terms).map(|t| t.0)),
+                None => return false,
+            }
+        }
+        !l.terms.is_empty()
     }
 
-    /// The variables every thread in question shares: shared symbols, launch
-    /// sizes, and functions of them alone.
+    /// The variables both threads share: shared symbols (the group's id
+    /// within a group, an iteration both are in), launch sizes, and
+    /// functions of them alone.
     fn uniform_vars(&self) -> Vec<bool> {
         let mut uniform = vec![false; self.p.dom.len()];
         for (key, &var) in &self.keys {
-            uniform[var] = matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..) | Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize);
+            uniform[var] = matches!(
+                key,
+                Key::Leaf(Owner::Shared, _) | Key::Gid(Owner::Shared, _) | Key::Iter(Owner::Shared, _) | Key::ConstCell(..) | Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize
+            );
         }
         loop {
             let mut changed = false;
@@ -1307,12 +1336,18 @@ impl Build<'_> {
         }
         let uniform = self.uniform_vars();
         let spread: Vec<Var> = (0..2u8).filter_map(|s| self.keys.get(&Key::Spread(s)).copied()).collect();
+        let iterations: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::Iter(..))).map(|(_, &v)| v).collect();
         let stated_width = |s: u8| {
             let products: Vec<Var> = of_side(s).map(|p| p.out).collect();
-            let column: Terms = addr[s as usize].terms.iter().filter(|t| !uniform[t.0] && !products.contains(&t.0) && !spread.contains(&t.0)).copied().collect();
-            // `column < bound` for some bound: the host's width, or a
-            // width that moves with the row (a triangle).
-            column.is_empty() || self.p.les.iter().any(|e| column.iter().all(|t| e.terms.contains(t)))
+            // A symbol in both addresses is one value for both threads.
+            let shared = |v: Var| uniform[v] || addr[1 - s as usize].terms.iter().any(|t| t.0 == v);
+            let column: Terms = addr[s as usize].terms.iter().filter(|t| !shared(t.0) && !products.contains(&t.0) && !spread.contains(&t.0)).copied().collect();
+            // `column < bound` for some bound: the host's width, a width
+            // that moves with the row (a triangle), or a loop's count (a
+            // loop to a constant). A thread id's range is the group's, not
+            // a width the kernel states (a matrix tile past the edge).
+            let counted = column.iter().all(|t| iterations.contains(&t.0) && self.p.dom[t.0].1 < INF);
+            column.is_empty() || counted || self.p.les.iter().any(|e| column.iter().all(|t| e.terms.contains(t)))
         };
         (stated_width(0) && stated_width(1)).then_some((pairs, insts))
     }
