@@ -170,6 +170,9 @@ struct Ctx<'a> {
     /// Answers by question: one pair recurs in several intervals, and
     /// accesses with one index in one block ask the same questions.
     answers: std::cell::RefCell<rustc_hash::FxHashMap<QueryKey, Option<Witness>>>,
+    /// Launch conditions found equal or not, by pair (every access pair
+    /// under such guards asks about every branch).
+    equal_conditions: std::cell::RefCell<rustc_hash::FxHashMap<(Value, Value), bool>>,
 }
 
 /// Rewrites the sides' loop offsets to the representative of what a query
@@ -282,6 +285,7 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         solved: std::cell::Cell::new(0),
         deadline,
         answers: Default::default(),
+        equal_conditions: Default::default(),
     };
     let shared = intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Shared));
     cx.group_pass(Space::Shared, &shared);
@@ -529,7 +533,8 @@ impl Ctx<'_> {
                 continue;
             }
             for &(c, holds) in &fixed {
-                if equal_launch_conditions(f, c, cond) {
+                let equal = *self.equal_conditions.borrow_mut().entry((c, cond)).or_insert_with(|| equal_launch_conditions(f, &self.k, c, cond));
+                if equal {
                     dead.push((b, if holds { else_to } else { then_to }));
                 }
             }
@@ -607,9 +612,15 @@ impl Ctx<'_> {
                             }
                         } else {
                             // Code only one wave runs (`if (tid < 32)`), exchanging without a
-                            // wave barrier, where the language fixes the wave's width.
+                            // wave barrier, where the language fixes the wave's width. Or
+                            // cells only threads of one wave share (each warp's own slice of
+                            // a tile) where every way between the accesses passes a lane
+                            // exchange: warp-aware code that relies on the warp converging there.
                             let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
-                            let one_wave = fixed_width && self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none();
+                            let through_exchange = || follows(&ends) && !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..)));
+                            let one_wave = fixed_width
+                                && (self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none()
+                                    || (through_exchange() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
                             (w, one_wave)
                         };
                         self.done.insert(pair(e.inst, l.inst));
@@ -916,45 +927,99 @@ impl<'a> ConflictOracle<'a> {
 /// Whether two conditions fixed for the launch always agree: the same
 /// expression, or functions of one group extent alone (`block_size > 32`
 /// computed once as `int` and once as `unsigned`) that agree for every
-/// extent a group can have.
-fn equal_launch_conditions(f: &Function, a: Value, b: Value) -> bool {
+/// extent a group can have. For reports, a template value no instantiation
+/// fixes may take part too (`block_size = size_template == 0 ? blockDim.x :
+/// size_template`): then they must agree for the sizes a kernel is written
+/// for (0 to 64, and multiples of 32 up to 1024).
+fn equal_launch_conditions(f: &Function, k: &sym::Kernel, a: Value, b: Value) -> bool {
     if lockstep_analysis::decided::same_value(f, a, b, 0) {
         return true;
     }
-    let mut axes = Vec::new();
-    if !group_extent_leaves(f, a, &mut axes, 0) || !group_extent_leaves(f, b, &mut axes, 0) {
+    let templates = if k.assume == sym::Assumptions::Likely { &k.unfixed_template_values[..] } else { &[] };
+    let mut leaves = Vec::new();
+    if !launch_leaves(f, templates, a, &mut leaves, 0) || !launch_leaves(f, templates, b, &mut leaves, 0) {
         return false;
     }
-    axes.sort_unstable();
-    axes.dedup();
-    let [axis] = axes[..] else { return false };
-    (1..=1024).all(|n| {
-        let extent = |op: &Op| match op {
-            Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
-            _ => None,
-        };
-        let (x, y) = (lockstep_analysis::decided::evaluate(f, a, &extent), lockstep_analysis::decided::evaluate(f, b, &extent));
+    leaves.sort_unstable();
+    leaves.dedup();
+    let extent = |axis: u8, n: i128| {
+        let (x, y) = (
+            lockstep_analysis::decided::evaluate(f, a, &|op: &Op| match op {
+                Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
+                _ => None,
+            }),
+            lockstep_analysis::decided::evaluate(f, b, &|op: &Op| match op {
+                Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
+                _ => None,
+            }),
+        );
         x.is_some() && x == y
-    })
+    };
+    match leaves[..] {
+        [LaunchLeaf::Extent(axis)] => (1..=1024).all(|n| extent(axis, n)),
+        _ if leaves.iter().filter(|l| matches!(l, LaunchLeaf::Extent(_))).count() > 1 => false,
+        _ => {
+            let typical: Vec<i128> = (0..=64).chain((3..=32).map(|m| 32 * m)).collect();
+            let axis = leaves.iter().find_map(|l| match l {
+                LaunchLeaf::Extent(ax) => Some(*ax),
+                LaunchLeaf::Template(_) => None,
+            });
+            let templates: Vec<lockstep_ir::GlobalId> = leaves.iter().filter_map(|l| match l {
+                LaunchLeaf::Template(g) => Some(*g),
+                LaunchLeaf::Extent(_) => None,
+            }).collect();
+            // Every template value takes each typical value together (one
+            // sweep), and the extent each typical one too.
+            let sizes: &[i128] = if axis.is_some() { &typical } else { &[1] };
+            typical.iter().all(|&t| {
+                sizes.iter().filter(|&&n| n > 0).all(|&n| {
+                    let leaf = |op: &Op| match op {
+                        Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if Some(ax % 3) == axis => Some(n),
+                        Op::Load(m) if matches!(m.root, lockstep_ir::Root::Global(g) if templates.contains(&g)) => Some(t),
+                        _ => None,
+                    };
+                    let x = lockstep_analysis::decided::evaluate(f, a, &leaf);
+                    x.is_some() && x == lockstep_analysis::decided::evaluate(f, b, &leaf)
+                })
+            })
+        }
+    }
 }
 
-/// Whether a value is computed from constants and group extents alone
-/// (collecting the axes it uses).
-fn group_extent_leaves(f: &Function, v: Value, axes: &mut Vec<u8>, depth: u32) -> bool {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum LaunchLeaf {
+    Extent(u8),
+    Template(lockstep_ir::GlobalId),
+}
+
+/// Whether a value is computed from constants, group extents and the given
+/// template values alone (collecting which).
+fn launch_leaves(f: &Function, templates: &[lockstep_ir::GlobalId], v: Value, leaves: &mut Vec<LaunchLeaf>, depth: u32) -> bool {
     if depth > 12 {
         return false;
+    }
+    let operands: &[Value] = match &f.inst(v).op {
+        Op::Convert(x) | Op::Unary(_, x) => &[*x],
+        Op::Binary(_, x, y) | Op::Cmp(_, x, y) => &[*x, *y],
+        Op::Select(c, x, y) => &[*c, *x, *y],
+        _ => &[],
+    };
+    if !operands.is_empty() {
+        return operands.iter().all(|&x| launch_leaves(f, templates, x, leaves, depth + 1));
     }
     match &f.inst(v).op {
         Op::Const(_) => true,
         Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) => {
-            axes.push(*ax % 3);
+            leaves.push(LaunchLeaf::Extent(*ax % 3));
             true
         }
-        Op::Convert(x) | Op::Unary(_, x) => group_extent_leaves(f, *x, axes, depth + 1),
-        Op::Binary(_, x, y) | Op::Cmp(_, x, y) => group_extent_leaves(f, *x, axes, depth + 1) && group_extent_leaves(f, *y, axes, depth + 1),
-        Op::Select(c, x, y) => {
-            group_extent_leaves(f, *c, axes, depth + 1) && group_extent_leaves(f, *x, axes, depth + 1) && group_extent_leaves(f, *y, axes, depth + 1)
-        }
+        Op::Load(m) => match m.root {
+            lockstep_ir::Root::Global(g) if templates.contains(&g) => {
+                leaves.push(LaunchLeaf::Template(g));
+                true
+            }
+            _ => false,
+        },
         _ => false,
     }
 }

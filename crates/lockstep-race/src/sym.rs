@@ -72,7 +72,7 @@ pub struct Kernel<'a> {
     /// Per axis, the group extent every launch in the file gives.
     launched: [Option<u32>; 3],
     /// Template value parameters no instantiation in the file fixes.
-    unfixed_template_values: Vec<lockstep_ir::GlobalId>,
+    pub unfixed_template_values: Vec<lockstep_ir::GlobalId>,
 }
 
 impl<'a> Kernel<'a> {
