@@ -1531,6 +1531,11 @@ fn only_local_ids(f: &Function, v: Value) -> Option<[bool; 3]> {
             Op::Const(_) => true,
             Op::Convert(a) | Op::Unary(_, a) => walk(f, *a, depth + 1, axes),
             Op::Binary(_, a, b) => walk(f, *a, depth + 1, axes) && walk(f, *b, depth + 1, axes),
+            // A `?:` on a constant is the arm it picks.
+            Op::Select(c, a, b) => match lockstep_analysis::decided::evaluate(f, *c, &|_| None) {
+                Some(x) => walk(f, if x != 0 { *a } else { *b }, depth + 1, axes),
+                None => false,
+            },
             _ => false,
         }
     }
