@@ -614,13 +614,14 @@ impl Ctx<'_> {
                             // Code only one wave runs (`if (tid < 32)`), exchanging without a
                             // wave barrier, where the language fixes the wave's width. Or
                             // cells only threads of one wave share (each warp's own slice of
-                            // a tile) where every way between the accesses passes a lane
-                            // exchange: warp-aware code that relies on the warp converging there.
+                            // a tile) in warp-aware code: the kernel orders its warps with
+                            // wave barriers elsewhere, or every way between the accesses
+                            // passes a lane exchange it relies on the warp converging at.
                             let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
-                            let through_exchange = || follows(&ends) && !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..)));
+                            let warp_aware = || wave_barriers || (follows(&ends) && !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..))));
                             let one_wave = fixed_width
                                 && (self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none()
-                                    || (through_exchange() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
+                                    || (warp_aware() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
                             (w, one_wave)
                         };
                         self.done.insert(pair(e.inst, l.inst));

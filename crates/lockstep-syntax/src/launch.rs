@@ -54,7 +54,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
     let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
     for (i, t) in scanner.toks.iter().enumerate() {
-        if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) {
+        if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) && !scanner.shadowed(i) {
             launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None });
         }
     }
@@ -318,6 +318,27 @@ impl<'t> Scanner<'t> {
         }
         let boundary = k == 0 || matches!(self.str(k - 1), ";" | "{" | "}" | ")");
         (boundary && words.iter().any(|w| *w != "const" && *w != "static" && *w != "::")).then_some(words)
+    }
+
+    /// Whether the name at `i` is a variable declared in a scope around it
+    /// (`int k = …` in a kernel named `k`), not the kernel.
+    fn shadowed(&self, i: usize) -> bool {
+        let name = self.str(i);
+        let mut depth = 0usize;
+        for j in (0..=i).rev() {
+            match self.str(j) {
+                "}" => depth += 1,
+                "{" => depth = depth.saturating_sub(1),
+                w if depth == 0 && w == name => {
+                    let typed = j > 0 && (DECLARATION_WORDS.contains(&self.str(j - 1)) || matches!(self.str(j - 1), "float" | "double" | "bool" | "char" | "half"));
+                    if typed && matches!(self.str(j + 1), "=" | ";" | "," | "[" | ")") {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
     }
 
     /// Whether the mention at `i` of a launched kernel may hand it to code
@@ -655,6 +676,14 @@ mod tests {
         let launches = kernel_launches("void host() {\n  k<float, 16><<<1, 32>>>(p);\n  k<<<2, 64>>>(p);\n}\n");
         let args: Vec<Option<&str>> = launches.iter().map(|l| l.template_args.as_deref()).collect();
         assert_eq!(args, [Some("float, 16"), None]);
+    }
+
+    #[test]
+    fn a_local_named_like_the_kernel_is_not_the_kernel() {
+        let text = "__global__ void k(float* x) { int k = threadIdx.x; x[k] = 0; }\nvoid run(float* x) { k<<<1, 32>>>(x); }";
+        let launches = kernel_launches(text);
+        assert_eq!(launches.len(), 1, "{launches:?}");
+        assert_eq!(launches[0].grid, [Some(1), Some(1), Some(1)]);
     }
 
     #[test]
