@@ -207,6 +207,7 @@ impl Uniformity {
             lane_joins: vec![false; n],
         };
         let inst_block = u.inst_block.clone();
+        let forwarded = forwarded_stores(f, cfg, &inst_block);
         // The uniformity of values stored to each private array (flow-insensitive).
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
         // Join blocks depend only on the CFG: compute each branch's once.
@@ -222,7 +223,11 @@ impl Uniformity {
                     continue;
                 }
                 for &v in &f.block(b).insts {
-                    let (mut level, mut reason) = u.transfer(f, cfg, v, b, &inst_block, &local_levels);
+                    let (mut level, mut reason) = match forwarded[v.index()] {
+                        // The value the last store left in that element.
+                        Some(stored) => u.operand(cfg, stored, b, &inst_block),
+                        None => u.transfer(f, cfg, v, b, &inst_block, &local_levels),
+                    };
                     if let Op::Store(m, x) = &f.inst(v).op {
                         if let Root::Local(l) = m.root {
                             let value = u.operand(cfg, *x, b, &inst_block);
@@ -559,6 +564,78 @@ impl Uniformity {
         }
         changed
     }
+}
+
+/// For each load from a private array: the value stored to the same
+/// element by a store that dominates the load, when no other store to the
+/// array (or through a private pointer) and no call lies on any way from
+/// that store to the load
+/// (`acc[j] = warp_reduce(acc[j]); … shared[w] = acc[j];`). Private arrays
+/// are otherwise judged by everything ever stored to them.
+fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> Vec<Option<Value>> {
+    let mut out = vec![None; f.insts.len()];
+    for (i, inst) in f.insts.iter().enumerate() {
+        let Op::Load(load) = &inst.op else { continue };
+        let Root::Local(_) = load.root else { continue };
+        // Stores to this array, or to private memory through a pointer, and calls.
+        let clobbers = |v: &Value| match &f.inst(*v).op {
+            Op::Store(m, _) => m.root == load.root || (m.space == MemSpace::Private && !matches!(m.root, Root::Local(_))),
+            Op::Call(..) => true,
+            _ => false,
+        };
+        let Some(lb) = inst_block[i] else { continue };
+        let at = |b: BlockId| f.block(b).insts.iter().position(|x| x.index() == i);
+        let Some(pos) = at(lb) else { continue };
+        // The nearest store or call before the load, up the dominator tree.
+        let mut found = None;
+        let mut block = Some((lb, pos));
+        while let Some((b, end)) = block {
+            if let Some(&x) = f.block(b).insts[..end].iter().rev().find(|x| clobbers(x)) {
+                found = Some((b, x));
+                break;
+            }
+            block = cfg.dom.idom(b.index()).map(|p| (BlockId(p as u32), f.block(BlockId(p as u32)).insts.len()));
+        }
+        let Some((sb, store)) = found else { continue };
+        let Op::Store(m, stored) = &f.inst(store).op else { continue };
+        let same_index = crate::decided::same_value(f, m.index, load.index, 0);
+        if m.root != load.root || !same_index {
+            continue;
+        }
+        if sb != lb && !clean_between(f, cfg, sb, lb, pos, &clobbers) {
+            continue;
+        }
+        out[i] = Some(*stored);
+    }
+    out
+}
+
+/// Whether no instruction `clobbers` lies on a way from the end of block
+/// `from` to instruction `pos` of block `to` that does not pass `from` again.
+fn clean_between(f: &Function, cfg: &Cfg, from: BlockId, to: BlockId, pos: usize, clobbers: &dyn Fn(&Value) -> bool) -> bool {
+    let mut reaches_to = vec![false; f.blocks.len()];
+    let mut stack = vec![to];
+    while let Some(b) = stack.pop() {
+        if !std::mem::replace(&mut reaches_to[b.index()], true) {
+            stack.extend(cfg.preds[b.index()].iter().copied());
+        }
+    }
+    let mut seen = vec![false; f.blocks.len()];
+    let mut stack = cfg.succs[from.index()].clone();
+    while let Some(b) = stack.pop() {
+        if b == from || !reaches_to[b.index()] || std::mem::replace(&mut seen[b.index()], true) {
+            continue;
+        }
+        let insts = &f.block(b).insts;
+        // Into `to`: up to the load; through it: all of it.
+        let passes_through = cfg.succs[b.index()].iter().any(|s| reaches_to[s.index()]);
+        let checked = if b == to && !passes_through { &insts[..pos] } else { &insts[..] };
+        if checked.iter().any(clobbers) {
+            return false;
+        }
+        stack.extend(cfg.succs[b.index()].iter().copied());
+    }
+    true
 }
 
 fn root_local(r: Root) -> Option<usize> {

@@ -170,6 +170,23 @@ impl<'t> Ctx<'t> {
                 sub(n.child_by_field_name(if c != 0 { "consequence" } else { "alternative" })?)
             }
             "sizeof_expression" => Some(4),
+            // `ggml_cuda_get_physical_warp_size()`: a function without
+            // parameters whose body returns a constant.
+            "call_expression" => {
+                let args = n.field(self.fields.arguments)?;
+                if args.named_child_count() != 0 {
+                    return None;
+                }
+                let callee = self.text(n.field(self.fields.function)?);
+                let [def] = self.funcs.get(callee.trim())?.as_slice() else { return None };
+                let body = def.field(self.fields.body)?;
+                let mut c = body.walk();
+                let statements: Vec<Node> = body.named_children(&mut c).filter(|x| self.kind(*x) != "comment").collect();
+                match statements.as_slice() {
+                    [ret] if self.kind(*ret) == "return_statement" => sub(ret.named_child(0)?),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }

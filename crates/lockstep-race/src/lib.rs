@@ -482,7 +482,11 @@ impl Ctx<'_> {
         }
     }
 
-    fn same_value(&self, e: &Access, l: &Access, need: Level) -> bool {
+    /// Whether both stores write one value: the same constant, or one
+    /// value uniform at `need` that is the same instance for both threads
+    /// (`same_iteration`: they are in one iteration of every loop around
+    /// the accesses; otherwise it must not change from one to the next).
+    fn same_value(&self, e: &Access, l: &Access, need: Level, same_iteration: bool) -> bool {
         let stored = |a: &Access| match &self.f.inst(a.inst).op {
             Op::Store(_, v) => Some(*v),
             _ => None,
@@ -496,7 +500,7 @@ impl Ctx<'_> {
                 // loops around the stores: the two threads may be in
                 // different iterations (`y[i * 64 + tid] = x[i]`).
                 let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
-                let per_iteration = loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
+                let per_iteration = !same_iteration && loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
                 let level_at_store = |a: &Access| self.pos.of(a.inst).map_or(Level::Thread, |(b, _)| self.uni.level_at(self.cfg, x, b));
                 x == y && !per_iteration && level_at_store(e) >= need && level_at_store(l) >= need
             }
@@ -656,8 +660,8 @@ impl Ctx<'_> {
                         // One value per wave (a shuffle reduction's result) is one
                         // value for the pair when only threads of one wave can meet.
                         let same_value = hz == Hazard::Waw
-                            && (self.same_value(e, l, Level::Group)
-                                || (self.same_value(e, l, Level::Wave)
+                            && (self.same_value(e, l, Level::Group, same_iteration)
+                                || (self.same_value(e, l, Level::Wave, same_iteration)
                                     && f.entry.as_ref().is_some_and(|e| e.wave_size.is_some())
                                     && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
                         self.out.push(Finding {
@@ -777,7 +781,7 @@ impl Ctx<'_> {
                             Rule::DeviceRace
                         };
                         self.done.insert(pair(e.inst, l.inst));
-                        let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid);
+                        let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid, false);
                         self.out.push(Finding {
                             rule,
                             hazard: Some(hz),
