@@ -6,7 +6,9 @@
 //! pipeline, lowering included, is tested) and evaluated directly here.
 //! `probe[K] = e;` statements mark the values compared; a probe executed
 //! inside loops is compared per iteration (threads agree only when they
-//! execute the same dynamic instance).
+//! execute the same dynamic instance). A private two-element array, written
+//! and read at constant or computed indices, checks what the analysis
+//! concludes from stores to private memory.
 
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{Op, Root};
@@ -25,6 +27,8 @@ enum Expr {
     Param(u8),
     Lit(u32),
     Var(usize),
+    /// `arr[index]`, the index a constant or `v & 1`.
+    Elem(Box<Expr>),
     Bin(&'static str, Box<Expr>, Box<Expr>),
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
 }
@@ -32,6 +36,8 @@ enum Expr {
 #[derive(Clone, Debug)]
 enum Stmt {
     Assign(usize, Expr),
+    /// `arr[index] = e`.
+    Store(Expr, Expr),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// `for (i = 0; i < n; i++)`, the counter stored into a variable each iteration.
     Loop(u32, usize, Vec<Stmt>),
@@ -61,11 +67,12 @@ struct Gen {
 impl Gen {
     fn expr(&mut self, depth: u32) -> Expr {
         if depth == 0 || self.rng.below(3) == 0 {
-            return match self.rng.below(6) {
+            return match self.rng.below(7) {
                 0 => Expr::Tid,
                 1 => Expr::Bid,
                 2 => Expr::Param(self.rng.below(2) as u8),
                 3 => Expr::Lit(self.rng.below(70) as u32),
+                4 => Expr::Elem(Box::new(self.index())),
                 _ => Expr::Var(self.rng.below(VARS as u64) as usize),
             };
         }
@@ -84,6 +91,13 @@ impl Gen {
         Expr::Bin(op, Box::new(lhs), Box::new(rhs))
     }
 
+    fn index(&mut self) -> Expr {
+        match self.rng.below(3) {
+            0 => Expr::Bin("&", Box::new(Expr::Var(self.rng.below(VARS as u64) as usize)), Box::new(Expr::Lit(1))),
+            k => Expr::Lit(k as u32 - 1),
+        }
+    }
+
     fn cond(&mut self, depth: u32) -> Expr {
         let op = ["<", "==", "!="][self.rng.below(3) as usize];
         Expr::Bin(op, Box::new(self.expr(depth)), Box::new(self.expr(depth)))
@@ -96,7 +110,8 @@ impl Gen {
 
     fn stmt(&mut self, depth: u32, in_loop: bool) -> Stmt {
         match self.rng.below(10) {
-            0..=3 => Stmt::Assign(self.rng.below(VARS as u64) as usize, self.expr(2)),
+            0..=2 => Stmt::Assign(self.rng.below(VARS as u64) as usize, self.expr(2)),
+            3 => Stmt::Store(self.index(), self.expr(2)),
             4 | 5 if depth > 0 => Stmt::If(self.cond(2), self.block(depth - 1, in_loop), if self.rng.below(2) == 0 { self.block(depth - 1, in_loop) } else { Vec::new() }),
             6 if depth > 0 => Stmt::Loop(1 + self.rng.below(3) as u32, self.rng.below(VARS as u64) as usize, self.block(depth - 1, true)),
             7 if in_loop => Stmt::BreakIf(self.cond(1)),
@@ -115,6 +130,7 @@ fn print_expr(e: &Expr) -> String {
         Expr::Param(p) => format!("p{p}"),
         Expr::Lit(v) => format!("{v}u"),
         Expr::Var(v) => format!("v{v}"),
+        Expr::Elem(i) => format!("arr[{}]", print_expr(i)),
         Expr::Bin(op, a, b) => {
             let inner = format!("({} {op} {})", print_expr(a), print_expr(b));
             if matches!(*op, "<" | "==" | "!=") {
@@ -132,6 +148,7 @@ fn print_block(stmts: &[Stmt], indent: usize, loop_depth: usize, out: &mut Strin
     for s in stmts {
         match s {
             Stmt::Assign(v, e) => out.push_str(&format!("{pad}v{v} = {};\n", print_expr(e))),
+            Stmt::Store(i, e) => out.push_str(&format!("{pad}arr[{}] = {};\n", print_expr(i), print_expr(e))),
             Stmt::If(c, t, e) => {
                 out.push_str(&format!("{pad}if ({}) {{\n", print_expr(c)));
                 print_block(t, indent + 1, loop_depth, out);
@@ -157,6 +174,7 @@ struct Thread {
     bid: u32,
     params: [u32; 2],
     vars: [u32; VARS],
+    arr: [u32; 2],
     iters: Vec<u32>,
     /// (probe, loop iterations) → value
     seen: HashMap<(usize, Vec<u32>), u32>,
@@ -170,6 +188,7 @@ impl Thread {
             Expr::Param(p) => self.params[*p as usize],
             Expr::Lit(v) => *v,
             Expr::Var(v) => self.vars[*v],
+            Expr::Elem(i) => self.arr[self.eval(i) as usize % 2],
             Expr::Select(c, a, b) => {
                 if self.eval(c) != 0 {
                     self.eval(a)
@@ -201,6 +220,10 @@ impl Thread {
         for s in stmts {
             match s {
                 Stmt::Assign(v, e) => self.vars[*v] = self.eval(e),
+                Stmt::Store(i, e) => {
+                    let (i, x) = (self.eval(i) as usize % 2, self.eval(e));
+                    self.arr[i] = x;
+                }
                 Stmt::If(c, t, e) => {
                     let taken = if self.eval(c) != 0 { t } else { e };
                     if self.run(taken) {
@@ -258,7 +281,7 @@ fn analysed_levels(src: &str) -> HashMap<usize, Level> {
 
 #[test]
 fn uniformity_is_never_wrong_about_uniform_values() {
-    let cases: u64 = std::env::var("UNIFORMITY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let cases: u64 = std::env::var("UNIFORMITY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let mut checked = 0usize;
     let mut uniform_claims = 0usize;
     for seed in 1..=cases {
@@ -269,6 +292,7 @@ fn uniformity_is_never_wrong_about_uniform_values() {
         for v in 0..VARS {
             src.push_str(&format!("    unsigned v{v} = {}u;\n", v * 7));
         }
+        src.push_str("    unsigned arr[2] = {3u, 9u};\n");
         print_block(&body, 1, 0, &mut src);
         src.push_str("}\n");
         let levels = analysed_levels(&src);
@@ -277,7 +301,7 @@ fn uniformity_is_never_wrong_about_uniform_values() {
         let mut runs = Vec::new();
         for bid in 0..GROUPS {
             for tid in 0..GROUP {
-                let mut t = Thread { tid, bid, params: [5, 40], vars: [0, 7, 14, 21], iters: Vec::new(), seen: HashMap::new() };
+                let mut t = Thread { tid, bid, params: [5, 40], vars: [0, 7, 14, 21], arr: [3, 9], iters: Vec::new(), seen: HashMap::new() };
                 t.run(&body);
                 runs.push(t);
             }

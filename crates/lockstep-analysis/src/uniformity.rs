@@ -64,6 +64,9 @@ pub enum Reason {
 struct Affine {
     divergent: Vec<(Leaf, i64)>,
     uniform: Level,
+    /// Built with a subtraction or a negative factor: in unsigned
+    /// arithmetic it may wrap around past 0 for some threads only.
+    subtracts: bool,
 }
 
 /// A thread-dependent term: a builtin (every read of `threadIdx.x` is the
@@ -77,6 +80,7 @@ enum Leaf {
 
 impl Affine {
     fn plus(mut self, o: &Affine, sign: i64) -> Affine {
+        self.subtracts |= o.subtracts || sign < 0;
         for &(v, c) in &o.divergent {
             match self.divergent.binary_search_by_key(&v, |t| t.0) {
                 Ok(i) => self.divergent[i].1 += sign * c,
@@ -89,6 +93,7 @@ impl Affine {
     }
 
     fn scaled(mut self, k: i64) -> Affine {
+        self.subtracts |= k < 0;
         self.divergent.iter_mut().for_each(|t| t.1 *= k);
         self.divergent.retain(|t| t.1 != 0);
         self
@@ -123,6 +128,9 @@ pub struct Uniformity {
     /// Per phi: it joins the paths of a branch whose condition differs
     /// between lanes of one number.
     lane_joins: Vec<bool>,
+    /// Per block that exits a loop: the branches inside that loop it is
+    /// control dependent on.
+    exit_deps: Vec<Vec<BlockId>>,
 }
 
 impl Uniformity {
@@ -205,11 +213,13 @@ impl Uniformity {
             whole_waves,
             lane_fixed: vec![whole_waves; n],
             lane_joins: vec![false; n],
+            exit_deps: loop_exit_dependences(f, cfg),
         };
         let inst_block = u.inst_block.clone();
         let forwarded = forwarded_stores(f, cfg, &inst_block);
         // The uniformity of values stored to each private array (flow-insensitive).
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
+        let mut control_deps: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
         // Join blocks depend only on the CFG: compute each branch's once.
         let mut joins: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
         // Iterate to a fixed point: levels only go down and the lattice is finite.
@@ -230,12 +240,17 @@ impl Uniformity {
                     };
                     if let Op::Store(m, x) = &f.inst(v).op {
                         if let Root::Local(l) = m.root {
-                            let value = u.operand(cfg, *x, b, &inst_block);
-                            let index = u.operand(cfg, m.index, b, &inst_block);
-                            let stored = if index.0 < value.0 { index } else { value };
+                            // The least uniform of the value, the index, and
+                            // the branches that decide whether the store runs:
+                            // one only some threads run leaves the array
+                            // different between threads, whatever it stores.
+                            let deps = control_deps[b.index()].get_or_insert_with(|| cfg.control_deps_transitive(b));
+                            let branches = deps.iter().filter_map(|d| f.block(*d).term.condition().map(|c| (u.branch_levels[d.index()], c)));
+                            let candidates = [(u.operand(cfg, *x, b, &inst_block).0, *x), (u.operand(cfg, m.index, b, &inst_block).0, m.index)];
+                            let (least, cause) = candidates.into_iter().chain(branches).fold((Level::Grid, *x), |a, c| if c.0 < a.0 { c } else { a });
                             let entry = &mut local_levels[l.index()];
-                            if stored.0 < entry.0 {
-                                *entry = (stored.0, Some(if index.0 < value.0 { m.index } else { *x }));
+                            if least < entry.0 {
+                                *entry = (least, Some(cause));
                                 changed = true;
                             }
                         }
@@ -285,7 +300,9 @@ impl Uniformity {
                     continue;
                 }
                 for &e in &l.exiting {
-                    let exit_level = self.branch_levels[e.index()];
+                    // An exit some threads reach only through a branch in
+                    // the loop is as divergent as that branch.
+                    let exit_level = self.exit_deps[e.index()].iter().map(|d| self.branch_levels[d.index()]).fold(self.branch_levels[e.index()], Level::min);
                     if exit_level < level {
                         level = exit_level;
                         reason = Reason::TemporalDivergence(l.header);
@@ -386,8 +403,11 @@ impl Uniformity {
                     // `t < bound + tid` with `t` starting at `start + tid`: the
                     // thread-dependent parts cancel and every thread compares
                     // the same difference.
+                    // Unsigned differences wrap around past 0 for some threads
+                    // only (`tid - 7 < tid + 8` fails for tid < 7).
+                    let unsigned = !f.inst(*x).ty.is_signed();
                     if let (Some(a), Some(c)) = (self.affine(f, cfg, *x, b, inst_block, 0), self.affine(f, cfg, *y, b, inst_block, 0)) {
-                        if a.divergent == c.divergent {
+                        if a.divergent == c.divergent && !(unsigned && (a.subtracts || c.subtracts)) {
                             return (a.uniform.min(c.uniform), Reason::Uniform);
                         }
                     }
@@ -416,7 +436,7 @@ impl Uniformity {
     fn affine(&self, f: &Function, cfg: &Cfg, v: Value, at: BlockId, inst_block: &[Option<BlockId>], depth: u32) -> Option<Affine> {
         let level = self.operand(cfg, v, at, inst_block).0;
         if level >= Level::Group {
-            return Some(Affine { divergent: Vec::new(), uniform: level });
+            return Some(Affine { divergent: Vec::new(), uniform: level, subtracts: false });
         }
         if depth > 12 || !f.inst(v).ty.is_int() {
             return None;
@@ -426,7 +446,7 @@ impl Uniformity {
             Op::Builtin(bi) => Leaf::Builtin(bi),
             _ => Leaf::Value(v),
         };
-        let leaf = Affine { divergent: vec![(term, 1)], uniform: Level::Grid };
+        let leaf = Affine { divergent: vec![(term, 1)], uniform: Level::Grid, subtracts: false };
         Some(match &f.inst(v).op {
             Op::Binary(BinOp::Add, x, y) => sub(*x)?.plus(&sub(*y)?, 1),
             Op::Binary(BinOp::Sub, x, y) => sub(*x)?.plus(&sub(*y)?, -1),
@@ -564,6 +584,22 @@ impl Uniformity {
         }
         changed
     }
+}
+
+/// For each block that exits a loop, the branches inside the loop it is
+/// (transitively) control dependent on: a `break` under a divergent `if`.
+fn loop_exit_dependences(f: &Function, cfg: &Cfg) -> Vec<Vec<BlockId>> {
+    let mut out = vec![Vec::new(); f.blocks.len()];
+    for l in &cfg.loops {
+        for &e in &l.exiting {
+            for d in cfg.control_deps_transitive(e) {
+                if d != e && l.blocks.binary_search(&d).is_ok() && !out[e.index()].contains(&d) {
+                    out[e.index()].push(d);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// For each load from a private array: the value stored to the same
