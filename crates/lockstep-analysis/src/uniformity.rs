@@ -649,10 +649,11 @@ fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> 
 /// Whether no instruction `clobbers` lies on a way from the end of block
 /// `from` to instruction `pos` of block `to` that does not pass `from` again.
 fn clean_between(f: &Function, cfg: &Cfg, from: BlockId, to: BlockId, pos: usize, clobbers: &dyn Fn(&Value) -> bool) -> bool {
+    // Blocks with a way to `to` that does not pass `from` (which stores anew).
     let mut reaches_to = vec![false; f.blocks.len()];
     let mut stack = vec![to];
     while let Some(b) = stack.pop() {
-        if !std::mem::replace(&mut reaches_to[b.index()], true) {
+        if b != from && !std::mem::replace(&mut reaches_to[b.index()], true) {
             stack.extend(cfg.preds[b.index()].iter().copied());
         }
     }

@@ -947,48 +947,28 @@ fn equal_launch_conditions(f: &Function, k: &sym::Kernel, a: Value, b: Value) ->
     }
     leaves.sort_unstable();
     leaves.dedup();
-    let extent = |axis: u8, n: i128| {
-        let (x, y) = (
-            lockstep_analysis::decided::evaluate(f, a, &|op: &Op| match op {
-                Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
-                _ => None,
-            }),
-            lockstep_analysis::decided::evaluate(f, b, &|op: &Op| match op {
-                Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if ax % 3 == axis => Some(n),
-                _ => None,
-            }),
-        );
-        x.is_some() && x == y
-    };
-    match leaves[..] {
-        [LaunchLeaf::Extent(axis)] => (1..=1024).all(|n| extent(axis, n)),
-        _ if leaves.iter().filter(|l| matches!(l, LaunchLeaf::Extent(_))).count() > 1 => false,
-        _ => {
-            let typical: Vec<i128> = (0..=64).chain((3..=32).map(|m| 32 * m)).collect();
-            let axis = leaves.iter().find_map(|l| match l {
-                LaunchLeaf::Extent(ax) => Some(*ax),
-                LaunchLeaf::Template(_) => None,
-            });
-            let templates: Vec<lockstep_ir::GlobalId> = leaves.iter().filter_map(|l| match l {
-                LaunchLeaf::Template(g) => Some(*g),
-                LaunchLeaf::Extent(_) => None,
-            }).collect();
-            // Every template value takes each typical value together (one
-            // sweep), and the extent each typical one too.
-            let sizes: &[i128] = if axis.is_some() { &typical } else { &[1] };
-            typical.iter().all(|&t| {
-                sizes.iter().filter(|&&n| n > 0).all(|&n| {
-                    let leaf = |op: &Op| match op {
-                        Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if Some(ax % 3) == axis => Some(n),
-                        Op::Load(m) if matches!(m.root, lockstep_ir::Root::Global(g) if templates.contains(&g)) => Some(t),
-                        _ => None,
-                    };
-                    let x = lockstep_analysis::decided::evaluate(f, a, &leaf);
-                    x.is_some() && x == lockstep_analysis::decided::evaluate(f, b, &leaf)
-                })
-            })
-        }
+    let axes: Vec<u8> = leaves.iter().filter_map(|l| if let LaunchLeaf::Extent(ax) = l { Some(*ax) } else { None }).collect();
+    let templates: Vec<lockstep_ir::GlobalId> = leaves.iter().filter_map(|l| if let LaunchLeaf::Template(g) = l { Some(*g) } else { None }).collect();
+    if axes.len() > 1 {
+        return false;
     }
+    // Both conditions under one choice of the extent (`n`) and of every
+    // template value (`t`).
+    let agree = |n: i128, t: i128| {
+        let leaf = |op: &Op| match op {
+            Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if axes.contains(&(ax % 3)) => Some(n),
+            Op::Load(m) if matches!(m.root, lockstep_ir::Root::Global(g) if templates.contains(&g)) => Some(t),
+            _ => None,
+        };
+        let x = lockstep_analysis::decided::evaluate(f, a, &leaf);
+        x.is_some() && x == lockstep_analysis::decided::evaluate(f, b, &leaf)
+    };
+    if templates.is_empty() {
+        return if axes.is_empty() { agree(1, 0) } else { (1..=1024).all(|n| agree(n, 0)) };
+    }
+    let typical: Vec<i128> = (0..=64).chain((3..=32).map(|m| 32 * m)).collect();
+    let sizes: &[i128] = if axes.is_empty() { &[1] } else { &typical[1..] };
+    typical.iter().all(|&t| sizes.iter().all(|&n| agree(n, t)))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
