@@ -613,9 +613,12 @@ fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> 
     for (i, inst) in f.insts.iter().enumerate() {
         let Op::Load(load) = &inst.op else { continue };
         let Root::Local(_) = load.root else { continue };
-        // Stores to this array, or to private memory through a pointer, and calls.
+        // Stores to this array, through a pointer that may point into it
+        // (private or generic), atomics through such pointers, and calls.
+        let through_pointer = |m: &lockstep_ir::MemRef| matches!(m.space, MemSpace::Private | MemSpace::Unknown) && !matches!(m.root, Root::Local(_));
         let clobbers = |v: &Value| match &f.inst(*v).op {
-            Op::Store(m, _) => m.root == load.root || (m.space == MemSpace::Private && !matches!(m.root, Root::Local(_))),
+            Op::Store(m, _) => m.root == load.root || through_pointer(m),
+            Op::Atomic(_, m, _) => through_pointer(m),
             Op::Call(..) => true,
             _ => false,
         };
