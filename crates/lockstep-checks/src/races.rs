@@ -333,6 +333,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
             undecided_inputs(m, f, kernel, r.index, &mut undecided);
         }
+        // An unmodelled construct stands for any access to the memory.
+        if let Op::Call(Callee::Unmodelled(what), _) = &f.inst(at.inst).op {
+            let words = format!("whatever {what} accesses, which lockstep does not model");
+            if !undecided.data.contains(&words) {
+                undecided.data.push(words);
+            }
+        }
     }
     for &g in x.witness.iter().flat_map(|w| &w.small_template_values) {
         // Sizes of a tile or a row below any a kernel is written for.

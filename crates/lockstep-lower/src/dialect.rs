@@ -682,6 +682,8 @@ pub static CUDA: Dialect = Dialect {
         "math.h",
         "cstdio",
         "cstdint",
+        "inttypes.h",
+        "cinttypes",
         "cstdlib",
         "cassert",
         "cmath",
@@ -693,9 +695,25 @@ pub static CUDA: Dialect = Dialect {
         "cub/cub.cuh",
         "thrust/device_vector.h",
     ],
-    // What nvcc defines for every CUDA translation unit it compiles, and the
-    // alignment attribute, which changes nothing lockstep models.
-    predefined_macros: &[("__cplusplus", "201703L"), ("__CUDACC__", "1"), ("__NVCC__", "1"), ("__align__(n)", "")],
+    // What nvcc defines for every CUDA translation unit it compiles, the
+    // alignment attribute, which changes nothing lockstep models, and the
+    // printf formats of `<cinttypes>` (host logging splices them between
+    // string literals), as the header defines them on 64-bit Linux.
+    predefined_macros: &[
+        ("__cplusplus", "201703L"),
+        ("__CUDACC__", "1"),
+        ("__NVCC__", "1"),
+        ("__align__(n)", ""),
+        ("PRId32", "\"d\""),
+        ("PRIi32", "\"i\""),
+        ("PRIu32", "\"u\""),
+        ("PRIx32", "\"x\""),
+        ("PRId64", "\"ld\""),
+        ("PRIi64", "\"li\""),
+        ("PRIu64", "\"lu\""),
+        ("PRIx64", "\"lx\""),
+        ("PRIX64", "\"lX\""),
+    ],
     axis_builtins: &[],
     flag_decoded_barriers: &[],
     group_size_attribute: None,

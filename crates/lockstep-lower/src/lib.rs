@@ -432,11 +432,13 @@ enum Blanks {
 /// edits being in device code), and host C++ the grammar does not know no
 /// longer yields spurious parse errors. Host functions that kept code names
 /// are kept; a call the scanner could not see lowers to an empty body.
-/// Default arguments written as braced initializers, which the grammar does
-/// not take, go too (see [`lockstep_syntax::brace_default_arguments`]).
+/// C++ the grammar does not take goes too: braced default arguments and the
+/// execution spaces of extended lambdas (see [`lockstep_syntax::brace_default_arguments`],
+/// [`lockstep_syntax::lambda_execution_spaces`]).
 fn parser_cuts(lang: Lang, text: &str, blanks: Blanks) -> Vec<std::ops::Range<usize>> {
     let host = if lang.c_family().0.host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
-    let cuts = lockstep_syntax::union_of_ranges(&host, &lockstep_syntax::brace_default_arguments(text));
+    let gaps = lockstep_syntax::union_of_ranges(&lockstep_syntax::brace_default_arguments(text), &lockstep_syntax::lambda_execution_spaces(text));
+    let cuts = lockstep_syntax::union_of_ranges(&host, &gaps);
     match blanks {
         Blanks::Cut => lockstep_syntax::union_of_ranges(&lockstep_syntax::redundant_whitespace(text), &cuts),
         Blanks::Keep => cuts,

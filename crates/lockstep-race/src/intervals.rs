@@ -111,6 +111,23 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
             }
         }
     }
+    // A construct the front end could not model (a lambda it does not
+    // inline) may write any of the memory the kernel touches, at a cell
+    // nobody knows: its result stands for the index (an access whose index
+    // is its own instruction), so what it meets is at most a possible race,
+    // and a read after it is not uninitialized.
+    let mut touched: Vec<(Space, Alloc)> = out.iter().map(|a| (a.space, a.alloc)).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut unmodelled = Vec::new();
+    for &b in &cfg.rpo {
+        for (pos, &v) in f.block(b).insts.iter().enumerate() {
+            if matches!(f.inst(v).op, Op::Call(lockstep_ir::Callee::Unmodelled(_), _)) {
+                unmodelled.extend(touched.iter().map(|&(space, alloc)| Access { inst: v, block: b, pos, kind: AccessKind::Write, space, alloc, index: v, base: None }));
+            }
+        }
+    }
+    out.extend(unmodelled);
     out
 }
 
@@ -157,9 +174,10 @@ impl Positions {
 
 /// The intervals between barriers for which `ends` holds.
 pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool) -> Vec<Interval> {
-    let mut by_inst = vec![None; f.insts.len()];
+    // An unmodelled construct is one access per allocation it may touch.
+    let mut by_inst: Vec<SmallVec<[usize; 1]>> = vec![SmallVec::new(); f.insts.len()];
     for (i, a) in accesses.iter().enumerate() {
-        by_inst[a.inst.index()] = Some(i);
+        by_inst[a.inst.index()].push(i);
     }
     let mut starts = vec![(Start::Entry, BlockId(0), 0usize)];
     for &b in &cfg.rpo {
@@ -188,7 +206,13 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         .block_ids()
         .map(|b| {
             let insts = f.block(b).insts.iter().enumerate();
-            insts.filter_map(|(i, &v)| if ends(v) { Some((i, Event::End)) } else { by_inst[v.index()].map(|ai| (i, Event::Access(ai))) }).collect()
+            insts
+                .flat_map(|(i, &v)| {
+                    let events: SmallVec<[(usize, Event); 1]> =
+                        if ends(v) { smallvec::smallvec![(i, Event::End)] } else { by_inst[v.index()].iter().map(|&ai| (i, Event::Access(ai))).collect() };
+                    events
+                })
+                .collect()
         })
         .collect();
     let mut out = Vec::new();

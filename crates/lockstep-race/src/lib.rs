@@ -382,7 +382,11 @@ fn constant_offset(f: &Function, v: Value) -> (Value, i64) {
 }
 
 fn may_race(x: &Access, y: &Access) -> bool {
-    (x.kind.writes() || y.kind.writes()) && !(x.kind == AccessKind::Atomic && y.kind == AccessKind::Atomic)
+    // An unmodelled construct against itself: nothing is known of what it
+    // does (its access's index is the construct itself), only of what it
+    // may meet elsewhere.
+    let unknown_itself = x.inst == y.inst && x.index == x.inst;
+    (x.kind.writes() || y.kind.writes()) && !(x.kind == AccessKind::Atomic && y.kind == AccessKind::Atomic) && !unknown_itself
 }
 
 fn hazard(earlier: AccessKind, later: AccessKind) -> Hazard {

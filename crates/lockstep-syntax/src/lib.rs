@@ -1,11 +1,11 @@
 //! Parsing of preprocessed kernel source with tree-sitter.
 
-mod defaults;
+mod gaps;
 mod host;
 mod launch;
 mod whitespace;
 
-pub use defaults::brace_default_arguments;
+pub use gaps::{brace_default_arguments, lambda_execution_spaces};
 pub use host::host_function_bodies;
 pub use launch::{kernel_launches, KernelLaunch};
 pub use whitespace::{redundant_whitespace, union_of_ranges};

@@ -1,5 +1,6 @@
-//! Default arguments written as braced initializers, which the C++ grammar
-//! does not parse.
+//! C++ the grammar does not parse, found in the text so it can be cut
+//! before parsing: braced default arguments, and the execution spaces of
+//! extended lambdas.
 
 use std::ops::Range;
 
@@ -56,6 +57,33 @@ fn in_parentheses(b: &[u8], at: usize) -> bool {
     false
 }
 
+/// Byte ranges of the execution-space words of extended lambdas
+/// (`[&] __device__ (int n) {…}`, `[=] __host__ __device__ (…)`): CUDA
+/// allows them between the capture list and the parameters, the grammar
+/// does not. Without them the lambda parses and means the same to lockstep,
+/// which inlines it where the device code calls it.
+pub fn lambda_execution_spaces(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices(']') {
+        let mut at = skip_blanks(b, i + 1);
+        let start = at;
+        let mut end = None;
+        while let Some(word) = ["__device__", "__host__"].into_iter().find(|w| text[at..].starts_with(w)) {
+            at += word.len();
+            if b.get(at).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+                break;
+            }
+            end = Some(at);
+            at = skip_blanks(b, at);
+        }
+        if let Some(end) = end.filter(|_| matches!(b.get(at), Some(b'(' | b'{'))) {
+            out.push(start..end);
+        }
+    }
+    out
+}
+
 fn skip_blanks(b: &[u8], mut i: usize) -> usize {
     while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
         i += 1;
@@ -86,14 +114,31 @@ fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn cut(text: &str) -> String {
+    /// The text without the ranges.
+    fn without(text: &str, ranges: Vec<Range<usize>>) -> String {
         let mut out = String::new();
         let mut from = 0;
-        for r in brace_default_arguments(text) {
+        for r in ranges {
             out.push_str(&text[from..r.start]);
             from = r.end;
         }
         out + &text[from..]
+    }
+
+    fn cut(text: &str) -> String {
+        without(text, brace_default_arguments(text))
+    }
+
+    fn cut_lambdas(text: &str) -> String {
+        without(text, lambda_execution_spaces(text))
+    }
+
+    #[test]
+    fn lambda_execution_spaces_go_and_subscripts_stay() {
+        assert_eq!(cut_lambdas("auto load = [&] __device__ (auto n) {"), "auto load = [&]  (auto n) {");
+        assert_eq!(cut_lambdas("f([=] __host__ __device__ (int i) { return i; });"), "f([=]  (int i) { return i; });");
+        assert_eq!(cut_lambdas("x = a[i] __device__v;"), "x = a[i] __device__v;");
+        assert_eq!(cut_lambdas("__device__ int a[4] __device__;"), "__device__ int a[4] __device__;");
     }
 
     #[test]
