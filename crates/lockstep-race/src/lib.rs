@@ -541,7 +541,7 @@ impl Ctx<'_> {
                 continue;
             }
             for &(c, holds) in &fixed {
-                let equal = *self.equal_conditions.borrow_mut().entry((c, cond)).or_insert_with(|| equal_launch_conditions(f, &self.k, c, cond));
+                let equal = *self.equal_conditions.borrow_mut().entry((c, cond)).or_insert_with(|| equal_launch_conditions(f, self.k, c, cond));
                 if equal {
                     dead.push((b, if holds { else_to } else { then_to }));
                 }

@@ -448,6 +448,10 @@ struct Build<'q> {
     strides: Vec<StrideProduct>,
 }
 
+/// Rows of host strides a witness takes apart: the pairs of rows (side 0's,
+/// side 1's), and side 0's products.
+type StridedRows = (Vec<(Lin, Lin)>, Vec<Value>);
+
 /// `row * stride` in a side's index, where the stride is a value the host
 /// passes (a kernel parameter, a uniform load) that every thread in question
 /// shares, and the row is the side's own.
@@ -842,7 +846,7 @@ impl Build<'_> {
                     };
                     let product = self.func(FnOp::Mul, a, b, lo, INF);
                     if let (Some((stride, row)), [(out, 1)]) = (stride, product.terms.as_slice()) {
-                        if product.k == 0 && self.from_host(&stride) {
+                        if product.k == 0 && self.computed_by_host(&stride) {
                             self.strides.push(StrideProduct { side: s, inst: v, stride, row, out: *out });
                         }
                     }
@@ -1263,7 +1267,7 @@ impl Build<'_> {
     /// Whether a value is computed from the host's values alone: kernel
     /// parameters, values loaded alike by every thread in question, and
     /// arithmetic on them (`nb2 / sizeof(float)`).
-    fn from_host(&self, l: &Lin) -> bool {
+    fn computed_by_host(&self, l: &Lin) -> bool {
         let host_var = |v: Var| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..)));
         let mut open: Vec<Var> = l.terms.iter().map(|t| t.0).collect();
         let mut seen = 0;
@@ -1314,7 +1318,7 @@ impl Build<'_> {
     /// that the witness `values` takes apart, with side 0's products; None
     /// when no such row differs or a column has no stated width (a matrix
     /// output past its edge writes into the next row for real).
-    fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<(Vec<(Lin, Lin)>, Vec<Value>)> {
+    fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<StridedRows> {
         let of_side = |s: u8| self.strides.iter().filter(move |p| p.side == s);
         let mut pairs = Vec::new();
         let mut insts = Vec::new();
