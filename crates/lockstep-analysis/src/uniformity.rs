@@ -64,9 +64,6 @@ pub enum Reason {
 struct Affine {
     divergent: Vec<(Leaf, i64)>,
     uniform: Level,
-    /// Built with a subtraction or a negative factor: in unsigned
-    /// arithmetic it may wrap around past 0 for some threads only.
-    subtracts: bool,
 }
 
 /// A thread-dependent term: a builtin (every read of `threadIdx.x` is the
@@ -80,7 +77,6 @@ enum Leaf {
 
 impl Affine {
     fn plus(mut self, o: &Affine, sign: i64) -> Affine {
-        self.subtracts |= o.subtracts || sign < 0;
         for &(v, c) in &o.divergent {
             match self.divergent.binary_search_by_key(&v, |t| t.0) {
                 Ok(i) => self.divergent[i].1 += sign * c,
@@ -93,7 +89,6 @@ impl Affine {
     }
 
     fn scaled(mut self, k: i64) -> Affine {
-        self.subtracts |= k < 0;
         self.divergent.iter_mut().for_each(|t| t.1 *= k);
         self.divergent.retain(|t| t.1 != 0);
         self
@@ -403,11 +398,13 @@ impl Uniformity {
                     // `t < bound + tid` with `t` starting at `start + tid`: the
                     // thread-dependent parts cancel and every thread compares
                     // the same difference.
-                    // Unsigned differences wrap around past 0 for some threads
-                    // only (`tid - 7 < tid + 8` fails for tid < 7).
-                    let unsigned = !f.inst(*x).ty.is_signed();
-                    if let (Some(a), Some(c)) = (self.affine(f, cfg, *x, b, inst_block, 0), self.affine(f, cfg, *y, b, inst_block, 0)) {
-                        if a.divergent == c.divergent && !(unsigned && (a.subtracts || c.subtracts)) {
+                    // Unsigned differences wrap around for some threads only
+                    // (`tid - 7 < tid + 8` fails for tid < 7, `(0 - p) + tid
+                    // < tid` for tid >= p): there only sums cancel (launch
+                    // values are taken to stay below 2^31).
+                    let wraps = !f.inst(*x).ty.is_signed() && (subtracts(f, *x) || subtracts(f, *y));
+                    if let (false, Some(a), Some(c)) = (wraps, self.affine(f, cfg, *x, b, inst_block, 0), self.affine(f, cfg, *y, b, inst_block, 0)) {
+                        if a.divergent == c.divergent {
                             return (a.uniform.min(c.uniform), Reason::Uniform);
                         }
                     }
@@ -436,7 +433,7 @@ impl Uniformity {
     fn affine(&self, f: &Function, cfg: &Cfg, v: Value, at: BlockId, inst_block: &[Option<BlockId>], depth: u32) -> Option<Affine> {
         let level = self.operand(cfg, v, at, inst_block).0;
         if level >= Level::Group {
-            return Some(Affine { divergent: Vec::new(), uniform: level, subtracts: false });
+            return Some(Affine { divergent: Vec::new(), uniform: level });
         }
         if depth > 12 || !f.inst(v).ty.is_int() {
             return None;
@@ -446,7 +443,7 @@ impl Uniformity {
             Op::Builtin(bi) => Leaf::Builtin(bi),
             _ => Leaf::Value(v),
         };
-        let leaf = Affine { divergent: vec![(term, 1)], uniform: Level::Grid, subtracts: false };
+        let leaf = Affine { divergent: vec![(term, 1)], uniform: Level::Grid };
         Some(match &f.inst(v).op {
             Op::Binary(BinOp::Add, x, y) => sub(*x)?.plus(&sub(*y)?, 1),
             Op::Binary(BinOp::Sub, x, y) => sub(*x)?.plus(&sub(*y)?, -1),
@@ -584,6 +581,30 @@ impl Uniformity {
         }
         changed
     }
+}
+
+/// Whether an integer expression subtracts or negates anywhere (through
+/// conversions, arithmetic and phis: loop counters' starts and steps).
+fn subtracts(f: &Function, v: Value) -> bool {
+    let mut stack = vec![v];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        if seen.len() > 64 {
+            return true;
+        }
+        match &f.inst(x).op {
+            Op::Binary(BinOp::Sub, ..) | Op::Unary(lockstep_ir::UnOp::Neg | lockstep_ir::UnOp::Not, _) => return true,
+            Op::Const(_) if f.as_int(x).is_some_and(|k| k < 0) => return true,
+            Op::Binary(_, a, b) => stack.extend([*a, *b]),
+            Op::Convert(a) => stack.push(*a),
+            Op::Phi(incoming) => stack.extend(incoming.iter().map(|&(_, y)| y)),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// For each block that exits a loop, the branches inside the loop it is
