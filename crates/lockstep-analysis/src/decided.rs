@@ -3,15 +3,19 @@
 //! test always holds. Folding such a branch into a jump keeps every analysis
 //! from following a path no execution takes (a barrier that looks skippable,
 //! a race across it). Branches on constants (`if (256 > 32)` in a template
-//! instance) are folded too. The program's meaning is unchanged, so barrier
-//! removal may rely on it.
+//! instance) are folded too, and so is a `?:` on a constant (`warp_size ==
+//! 32 ? tid : tid % 16` with a constexpr width): its uses read the arm it
+//! picks. The program's meaning is unchanged, so barrier removal may rely on
+//! it.
 
 use crate::Cfg;
 use lockstep_ir::{BinOp, BlockId, CmpOp, Function, MemSpace, Op, Terminator, Type, UnOp, Value};
 
 /// Folds every branch decided by a dominating branch on the same condition,
-/// then drops the blocks no path reaches any more. Returns whether anything changed.
+/// then drops the blocks no path reaches any more; and every `?:` on a
+/// constant. Returns whether anything changed.
 pub fn fold_decided_branches(f: &mut Function) -> bool {
+    let selects = fold_constant_selects(f);
     let cfg = Cfg::new(f);
     let mut folds: Vec<(BlockId, BlockId, BlockId)> = Vec::new();
     for b in f.block_ids() {
@@ -29,7 +33,7 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         }
     }
     if folds.is_empty() {
-        return false;
+        return selects;
     }
     for &(b, keep, drop) in &folds {
         let span = f.block(b).term_span;
@@ -43,6 +47,37 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         f.block_mut(b).cond_span = None;
     }
     f.remove_unreachable_blocks();
+    true
+}
+
+/// Points every use of a select whose condition is a constant (or whose
+/// arms are one value) at the arm it picks.
+fn fold_constant_selects(f: &mut Function) -> bool {
+    let arm: Vec<Option<Value>> = f
+        .insts
+        .iter()
+        .map(|inst| match inst.op {
+            Op::Select(_, a, b) if a == b => Some(a),
+            Op::Select(c, a, b) => evaluate(f, c, &|_| None).map(|x| if x != 0 { a } else { b }),
+            _ => None,
+        })
+        .collect();
+    if arm.iter().all(Option::is_none) {
+        return false;
+    }
+    // A select of a select picks through both.
+    let resolve = |mut v: Value| {
+        while let Some(a) = arm[v.index()] {
+            v = a;
+        }
+        v
+    };
+    for inst in &mut f.insts {
+        inst.op.map_operands(resolve);
+    }
+    for b in f.block_ids().collect::<Vec<_>>() {
+        f.block_mut(b).term.map_operands(resolve);
+    }
     true
 }
 

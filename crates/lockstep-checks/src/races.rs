@@ -196,9 +196,10 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
             Op::Phi(incoming) if incoming.windows(2).any(|w| w[0].1 != w[1].1) && !kernel.block_of(v).is_some_and(|b| kernel.heads_loop(b)) => {
                 (Some("a value set differently on different branches".to_string()), true)
             }
-            // The solver takes the arm a thread picks as any value.
-            Op::Select(c, _, _) if kernel.uni.level(*c) < lockstep_analysis::Level::Group && lockstep_analysis::decided::evaluate(f, *c, &|_| None).is_none() => {
-                (Some("a value each thread picks by a condition (`?:`)".to_string()), true)
+            // The solver takes the arm a thread picks as any value (selects
+            // on constants are folded before any analysis).
+            Op::Select(c, _, _) if kernel.uni.level(*c) < lockstep_analysis::Level::Group => {
+                (Some("a value each thread picks by a condition (`c ? a : b`, `select`)".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
             Op::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),

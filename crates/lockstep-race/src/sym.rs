@@ -719,14 +719,6 @@ impl Build<'_> {
             // ~x == -x - 1 in two's complement.
             Op::Unary(UnOp::Not, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1).plus(-1),
             Op::Binary(op, x, y) if inst.ty.is_int() => self.binary(s, v, *op, *x, *y, d),
-            // `c ? a : b` with `c` a constant (`warp_size == 32` where
-            // `warp_size` is constexpr): the arm it picks. Otherwise a free
-            // value (the report then says what it could not follow).
-            Op::Select(c, a, b) => match lockstep_analysis::decided::evaluate(f, *c, &|_| None) {
-                Some(x) => self.val(s, if x != 0 { *a } else { *b }, d),
-                None if a == b => self.val(s, *a, d),
-                None => self.leaf(s, v),
-            },
             // One value on every way in (a branch folded away): that value.
             Op::Phi(incoming) if incoming.windows(2).all(|w| w[0].1 == w[1].1) && incoming.first().is_some_and(|i| i.1 != v) => self.val(s, incoming[0].1, d),
             Op::Phi(incoming) => match q.k.inst_block[v.index()].and_then(|b| q.k.header_of[b.index()]) {
@@ -1535,11 +1527,6 @@ fn only_local_ids(f: &Function, v: Value) -> Option<[bool; 3]> {
             Op::Const(_) => true,
             Op::Convert(a) | Op::Unary(_, a) => walk(f, *a, depth + 1, axes),
             Op::Binary(_, a, b) => walk(f, *a, depth + 1, axes) && walk(f, *b, depth + 1, axes),
-            // A `?:` on a constant is the arm it picks.
-            Op::Select(c, a, b) => match lockstep_analysis::decided::evaluate(f, *c, &|_| None) {
-                Some(x) => walk(f, if x != 0 { *a } else { *b }, depth + 1, axes),
-                None => false,
-            },
             _ => false,
         }
     }
