@@ -818,24 +818,20 @@ impl Build<'_> {
                 (_, Some(c)) => a.scale(c),
                 (Some(c), _) => b.scale(c),
                 _ => {
-                    // A group-uniform factor that scales a per-thread index is a
-                    // stride (`t * n_head + h`): the likely launch does not pass
-                    // 0, which would send every thread to one cell.
-                    if self.q.k.assume == Assumptions::Likely {
-                        let uniform = |v: Value| self.q.k.uni.level(v) >= self.q.needed();
-                        for (factor, lin, other) in [(x, &a, y), (y, &b, x)] {
-                            if uniform(factor) && !uniform(other) {
-                                self.p.differ(lin, &Lin::konst(0));
-                            }
-                        }
-                    }
-                    let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
+                    // A factor the threads share that scales one of their own
+                    // (`t * n_head + h`) is a stride.
                     let uniform = |v: Value| self.q.k.uni.level(v) >= self.q.needed();
                     let stride = match (uniform(x), uniform(y)) {
                         (true, false) => Some((a.clone(), b.clone())),
                         (false, true) => Some((b.clone(), a.clone())),
                         _ => None,
                     };
+                    // The likely launch does not pass a stride of 0, which
+                    // would send every thread to one cell.
+                    if let (Some((stride, _)), Assumptions::Likely) = (&stride, self.q.k.assume) {
+                        self.p.differ(stride, &Lin::konst(0));
+                    }
+                    let lo = if self.nonneg(&a) && self.nonneg(&b) { 0 } else { -INF };
                     let product = self.func(FnOp::Mul, a, b, lo, INF);
                     if let (Some((stride, row)), [(out, 1)]) = (stride, product.terms.as_slice()) {
                         if product.k == 0 && self.computed_by_host(&stride) {
@@ -1306,10 +1302,11 @@ impl Build<'_> {
 
     /// A pitched layout (`dst + i1*nb1 + i2*nb2 + i0` with `i0 < ne00`):
     /// rows of host strides whose columns are bounded by a width the program
-    /// states (a guard or loop bound over the whole column). Returns the pairs of rows (side 0's, side 1's) of one stride
-    /// that the witness `values` takes apart, with side 0's products; None
-    /// when no such row differs or a column has no stated width (a matrix
-    /// output past its edge writes into the next row for real).
+    /// states (a guard or loop bound over the whole column). Returns the
+    /// pairs of rows (side 0's, side 1's) of one stride that the witness
+    /// `values` takes apart, with side 0's products; None when no such row
+    /// differs or a column has no stated width (a matrix output past its
+    /// edge writes into the next row for real).
     fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<StridedRows> {
         let of_side = |s: u8| self.strides.iter().filter(move |p| p.side == s);
         let mut pairs = Vec::new();
