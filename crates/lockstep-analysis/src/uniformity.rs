@@ -211,7 +211,7 @@ impl Uniformity {
             exit_deps: loop_exit_dependences(f, cfg),
         };
         let inst_block = u.inst_block.clone();
-        let forwarded = forwarded_stores(f, cfg, &inst_block);
+        let forwarded = forwarded_stores(f, cfg);
         // The uniformity of values stored to each private array (flow-insensitive).
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
         let mut control_deps: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
@@ -629,10 +629,11 @@ fn loop_exit_dependences(f: &Function, cfg: &Cfg) -> Vec<Vec<BlockId>> {
 /// that store to the load
 /// (`acc[j] = warp_reduce(acc[j]); … shared[w] = acc[j];`). Private arrays
 /// are otherwise judged by everything ever stored to them.
-fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> Vec<Option<Value>> {
+fn forwarded_stores(f: &Function, cfg: &Cfg) -> Vec<Option<Value>> {
     let mut out = vec![None; f.insts.len()];
-    for (i, inst) in f.insts.iter().enumerate() {
-        let Op::Load(load) = &inst.op else { continue };
+    let loads = f.block_ids().flat_map(|b| f.block(b).insts.iter().enumerate().map(move |(pos, &v)| (b, pos, v)));
+    for (lb, pos, v) in loads {
+        let Op::Load(load) = &f.inst(v).op else { continue };
         let Root::Local(_) = load.root else { continue };
         // Stores to this array, through a pointer that may point into it
         // (private or generic), atomics through such pointers, and calls.
@@ -643,9 +644,6 @@ fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> 
             Op::Call(..) => true,
             _ => false,
         };
-        let Some(lb) = inst_block[i] else { continue };
-        let at = |b: BlockId| f.block(b).insts.iter().position(|x| x.index() == i);
-        let Some(pos) = at(lb) else { continue };
         // The nearest store or call before the load, up the dominator tree.
         let mut found = None;
         let mut block = Some((lb, pos));
@@ -665,7 +663,7 @@ fn forwarded_stores(f: &Function, cfg: &Cfg, inst_block: &[Option<BlockId>]) -> 
         if sb != lb && !clean_between(f, cfg, sb, lb, pos, &clobbers) {
             continue;
         }
-        out[i] = Some(*stored);
+        out[v.index()] = Some(*stored);
     }
     out
 }
