@@ -142,6 +142,15 @@ mod tests {
     }
 
     #[test]
+    fn unbalanced_and_multibyte_text_never_panics() {
+        for text in ["f(int a = {", "f(int a = {{}", "] __device__", "]__host__ __device__", "é] __device__ (", "g(x = {é}, y)", "= {", "(", "]"] {
+            let _ = brace_default_arguments(text);
+            let _ = lambda_execution_spaces(text);
+        }
+        assert_eq!(cut("g(x = {é}, y)"), "g(x , y)");
+    }
+
+    #[test]
     fn braced_defaults_go_and_assignments_stay() {
         assert_eq!(cut("bool f(int a, std::initializer_list<int> o = {}) {"), "bool f(int a, std::initializer_list<int> o ) {");
         assert_eq!(cut("void g(dim3 b = { 32, 1, 1 }, int c = 0);"), "void g(dim3 b , int c = 0);");
