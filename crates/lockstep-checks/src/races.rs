@@ -357,6 +357,16 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             db.snippet(f.inst(product).span).trim()
         ));
     }
+    for &value in x.witness.iter().flat_map(|w| &w.offset_apart) {
+        // Two halves of a row, placed apart by a value the host passes.
+        let name = match f.inst(value).op {
+            Op::Param(p) => f.params.get(p as usize).map_or_else(|| format!("parameter {p}"), |p| p.name.clone()),
+            _ => db.snippet(f.inst(value).span).trim().to_string(),
+        };
+        undecided.data.push(format!(
+            "an offset `{name}` that one index adds and the other does not: they meet only if the host passes an offset smaller than the width the other index covers"
+        ));
+    }
     let caller_unknown = f.entry.as_ref().is_some_and(|e| e.caller_unknown);
     let through_parameter = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Param(_)));
     if caller_unknown && (through_parameter(&x.later) || x.earlier.as_ref().is_some_and(through_parameter)) {

@@ -290,6 +290,11 @@ pub struct Witness {
     /// while both columns stay below a width the program states: such rows
     /// meet only where the host lays rows out narrower than what they hold.
     pub rows_apart: Vec<Value>,
+    /// The host's values an offset between the two indices comes from
+    /// (`dst[i + n_dims]` against `dst[i]`, both columns below a stated
+    /// width), where the race needs that offset: the two halves meet only
+    /// where the host passes an offset narrower than the half it holds.
+    pub offset_apart: Vec<Value>,
 }
 
 /// The least a size given as a template value is taken to be when a race
@@ -450,7 +455,9 @@ struct Build<'q> {
 
 /// Rows of host strides a witness takes apart: the pairs of rows (side 0's,
 /// side 1's), and side 0's products.
-type StridedRows = (Vec<(Lin, Lin)>, Vec<Value>);
+/// The last are the host's values an offset between the two indices comes
+/// from (see [`Witness::offset_apart`]).
+type StridedRows = (Vec<(Lin, Lin)>, Vec<Value>, Vec<Value>);
 
 /// `row * stride` in a side's index, where the stride is a value the host
 /// passes (a kernel parameter, a uniform load) that every thread in question
@@ -1309,6 +1316,7 @@ impl Build<'_> {
     /// edge writes into the next row for real).
     fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<StridedRows> {
         let of_side = |s: u8| self.strides.iter().filter(move |p| p.side == s);
+        let value = |l: &Lin| l.terms.iter().try_fold(l.k, |acc, &(v, c)| values[v].map(|x| acc + c * x));
         let mut pairs = Vec::new();
         let mut insts = Vec::new();
         for a in of_side(0) {
@@ -1317,19 +1325,34 @@ impl Build<'_> {
             if !same_stride(0) || !same_stride(1) || !addr[0].terms.iter().any(|t| t.0 == a.out) || !addr[1].terms.iter().any(|t| t.0 == b.out) {
                 continue;
             }
-            let value = |l: &Lin| l.terms.iter().try_fold(l.k, |acc, &(v, c)| values[v].map(|x| acc + c * x));
-            if matches!((value(&a.row), value(&b.row)), (Some(x), Some(y)) if x == y) {
-                continue;
+            // Rows the witness keeps together stay together when it is
+            // solved again for the others.
+            if !matches!((value(&a.row), value(&b.row)), (Some(x), Some(y)) if x == y) {
+                insts.push(a.inst);
             }
             pairs.push((a.row.clone(), b.row.clone()));
-            insts.push(a.inst);
         }
-        if pairs.is_empty() {
+        // A value the host passes that one index adds and the other does
+        // not (`dst[i + n_dims]` against `dst[i]`): the halves of a row it
+        // places apart.
+        let products: Vec<Var> = self.strides.iter().map(|p| p.out).collect();
+        let host_part = |l: &Lin| Lin { terms: l.terms.iter().filter(|t| !products.contains(&t.0) && self.host_leaves(t.0).is_some()).copied().collect(), k: 0 };
+        let (h0, h1) = (host_part(&addr[0]), host_part(&addr[1]));
+        let offset = h0.sub(&h1);
+        let mut offsets: Vec<Value> = offset.terms.iter().filter_map(|t| self.host_leaves(t.0)).flatten().collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        if !offsets.is_empty() && !matches!((value(&h0), value(&h1)), (Some(x), Some(y)) if x == y) {
+            pairs.push((h0, h1));
+        } else {
+            offsets.clear();
+        }
+        if insts.is_empty() && offsets.is_empty() {
             return None;
         }
         let uniform = self.uniform_vars();
         let spread: Vec<Var> = (0..2u8).filter_map(|s| self.keys.get(&Key::Spread(s)).copied()).collect();
-        let iterations: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::Iter(..))).map(|(_, &v)| v).collect();
+        let group_size: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize)).map(|(_, &v)| v).collect();
         let stated_width = |s: u8| {
             let products: Vec<Var> = of_side(s).map(|p| p.out).collect();
             // A symbol in both addresses is one value for both threads.
@@ -1339,17 +1362,83 @@ impl Build<'_> {
             // that moves with the row (a triangle), or a loop's count (a
             // loop to a constant). A thread id's range is the group's, not
             // a width the kernel states (a matrix tile past the edge).
-            let counted = column.iter().all(|t| iterations.contains(&t.0) && self.p.dom[t.0].1 < INF);
-            column.is_empty() || counted || self.p.les.iter().any(|e| column.iter().all(|t| e.terms.contains(t)))
+            let mut given: Vec<bool> = (0..uniform.len()).map(|w| uniform[w] && !group_size.contains(&w)).collect();
+            for p in of_side(s) {
+                p.row.terms.iter().for_each(|t| given[t.0] = true);
+            }
+            // What the row and the host's values compute (`i1 * ne0`).
+            loop {
+                let before = given.iter().filter(|&&g| g).count();
+                for f in &self.p.funcs {
+                    if f.a.terms.iter().chain(&f.b.terms).all(|t| given[t.0]) {
+                        given[f.out] = true;
+                    }
+                }
+                if given.iter().filter(|&&g| g).count() == before {
+                    break;
+                }
+            }
+            let given = |w: Var| given[w];
+            self.stated_bound(column, &given, 4)
         };
-        (stated_width(0) && stated_width(1)).then_some((pairs, insts))
+        (stated_width(0) && stated_width(1)).then_some((pairs, insts, offsets))
+    }
+
+    /// Whether the program bounds the sum `column` from above by values
+    /// `given` accepts and constants, following the constraints a few steps
+    /// (`i0 / 2` is at most what it divides, which a guard bounds). A
+    /// loop's count bounds its iterations; a thread id's range is the
+    /// group's, not one the program states.
+    fn stated_bound(&self, column: Terms, given: &dyn Fn(Var) -> bool, depth: u32) -> bool {
+        let iteration = |v: Var| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Iter(..)));
+        if column.iter().all(|&(v, c)| if c > 0 { iteration(v) && self.p.dom[v].1 < INF } else { self.p.dom[v].0 > -INF }) {
+            return true;
+        }
+        if depth == 0 {
+            return false;
+        }
+        let (v0, c0) = column[0];
+        // `λ*column + rest <= 0` with λ > 0: the column is at most `-rest/λ`,
+        // whose parts each need a bound from the side their sign asks for.
+        let through = |e: &Lin| {
+            let proportional = column.iter().all(|&(v, c)| e.coef(v) * c0 == e.coef(v0) * c) && e.coef(v0) * c0 > 0;
+            let rest = || e.terms.iter().filter(|t| column.iter().all(|u| u.0 != t.0) && !given(t.0));
+            proportional
+                && rest().all(|&(w, cw)| cw < 0 || self.p.dom[w].0 > -INF)
+                && self.stated_bound(rest().filter(|t| t.1 < 0).map(|&(w, cw)| (w, -cw)).collect(), given, depth - 1)
+        };
+        self.p.les.iter().any(through) || (column.len() > 1 && column.iter().all(|&t| self.stated_bound(smallvec::smallvec![t], given, depth - 1)))
+    }
+
+    /// The host's values (kernel parameters, uniform loads) a variable is
+    /// computed from, or None when it also depends on anything else (a
+    /// thread's id, a template value no instantiation fixes).
+    fn host_leaves(&self, v: Var) -> Option<Vec<Value>> {
+        let mut leaves = Vec::new();
+        let mut open = vec![v];
+        while let Some(v) = open.pop() {
+            if leaves.len() + open.len() > 32 {
+                return None;
+            }
+            match self.keys.iter().find(|&(_, &var)| var == v) {
+                Some((Key::Leaf(Owner::Shared, value), _)) => leaves.push(*value),
+                Some(_) => return None,
+                None => {
+                    let f = self.p.funcs.iter().find(|f| f.out == v)?;
+                    open.extend(f.a.terms.iter().chain(&f.b.terms).map(|t| t.0));
+                }
+            }
+        }
+        (!leaves.is_empty()).then_some(leaves)
     }
 
     /// The witness a report shows: one whose rows of host strides agree
     /// when there is one, else one marked as needing them to overlap; with
     /// typical template values where the race allows them.
     fn reported_witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
-        let Some((pairs, insts)) = self.strided_rows(values, addr) else { return self.typical_template_witness(&self.p, values, addr, exact) };
+        // An unproven witness stays one: rows apart add no doubt to it.
+        let strided = if exact { self.strided_rows(values, addr) } else { None };
+        let Some((pairs, insts, offsets)) = strided else { return self.typical_template_witness(&self.p, values, addr, exact) };
         let mut same_rows = self.p.clone();
         for (a, b) in &pairs {
             same_rows.equal(a, b);
@@ -1359,6 +1448,7 @@ impl Build<'_> {
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);
                 w.rows_apart = insts;
+                w.offset_apart = offsets;
                 w
             }
         }
@@ -1432,7 +1522,7 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
-        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new(), rows_apart: Vec::new() }
+        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new(), rows_apart: Vec::new(), offset_apart: Vec::new() }
     }
 }
 
