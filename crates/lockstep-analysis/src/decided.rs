@@ -9,7 +9,7 @@
 //! it.
 
 use crate::Cfg;
-use lockstep_ir::{BinOp, BlockId, CmpOp, Function, MemSpace, Op, Terminator, Type, UnOp, Value};
+use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Function, MemSpace, Op, Terminator, Type, UnOp, Value};
 
 /// Folds every branch decided by a dominating branch on the same condition,
 /// then drops the blocks no path reaches any more; and every `?:` on a
@@ -26,7 +26,7 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         if then_to == else_to {
             continue;
         }
-        let known = evaluate(f, cond, &|_| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond));
+        let known = evaluate(f, cond, &|_| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond)).or_else(|| against_group_extent(f, cond));
         if let Some(holds) = known {
             let (keep, drop) = if holds { (then_to, else_to) } else { (else_to, then_to) };
             folds.push((b, keep, drop));
@@ -99,6 +99,62 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
         x = d;
     }
     None
+}
+
+/// The outcome of comparing a thread's id with a bound its group's extent
+/// decides: `threadIdx.y >= k` where every launch makes `blockDim.y` the
+/// parameter `k` (or `blockDim.y` itself), `threadIdx.y < 32` where every
+/// launch is 32 threads tall. The same for every thread.
+fn against_group_extent(f: &Function, cond: Value) -> Option<bool> {
+    let Op::Cmp(op, x, y) = f.inst(cond).op else { return None };
+    let entry = f.entry.as_ref()?;
+    let local_axis = |mut v: Value| loop {
+        match f.inst(v).op {
+            Op::Convert(inner) if f.inst(inner).ty.is_int() => v = inner,
+            Op::Builtin(Builtin::LocalId(ax)) if ax < 3 => return Some(ax as usize),
+            _ => return None,
+        }
+    };
+    // Oriented as `id op bound`.
+    let (ax, bound, op) = match (local_axis(x), local_axis(y)) {
+        (Some(ax), None) => (ax, y, op),
+        (None, Some(ax)) => (ax, x, match op {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            same => same,
+        }),
+        _ => return None,
+    };
+    let mut plain = bound;
+    while let Op::Convert(inner) = f.inst(plain).op {
+        plain = inner;
+    }
+    let is_extent = match f.inst(plain).op {
+        Op::Param(p) => entry.group_extent_params[ax] == Some(p),
+        Op::Builtin(Builtin::GroupSize(a)) => a as usize == ax,
+        _ => false,
+    };
+    // The id is in `lo..=hi`: against the extent itself (as `0..=0`
+    // against 1), or a constant against the known range. Each comparison
+    // is monotone in the id, so the ends decide it.
+    let (lo, hi, bound) = if is_extent {
+        (0, 0, 1)
+    } else {
+        let c = evaluate(f, bound, &|_| None)?;
+        (0, i128::from(entry.threads_along(ax)?) - 1, c)
+    };
+    let all = |holds: &dyn Fn(i128) -> bool| (holds(lo) == holds(hi)).then(|| holds(lo));
+    match op {
+        CmpOp::Lt => all(&|t| t < bound),
+        CmpOp::Le => all(&|t| t <= bound),
+        CmpOp::Gt => all(&|t| t > bound),
+        CmpOp::Ge => all(&|t| t >= bound),
+        CmpOp::Eq if bound < lo || bound > hi => Some(false),
+        CmpOp::Ne if bound < lo || bound > hi => Some(true),
+        CmpOp::Eq | CmpOp::Ne => None,
+    }
 }
 
 /// Whether two values are equal in every execution: the same value, or the

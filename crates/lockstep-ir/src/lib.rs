@@ -158,6 +158,10 @@ pub struct EntryInfo {
     /// Threads per group along each axis where it is known: every launch
     /// agrees on it. The full shape also sets `group_size`.
     pub group_extent: [Option<u32>; 3],
+    /// Per axis, the kernel parameter (its `Op::Param` index) that every
+    /// launch makes the group's extent there (`dim3(32, k)` with `k` passed
+    /// on): a thread id there is below that parameter's value.
+    pub group_extent_params: [Option<u32>; 3],
     /// Groups in the grid along each axis where it is known (`--grid-size`,
     /// or every launch agrees on it).
     pub grid_size: [Option<u32>; 3],
@@ -191,6 +195,7 @@ impl EntryInfo {
                 std::array::from_fn(|ax| pick(first)[ax].filter(|&n| rest.iter().all(|l| pick(l)[ax] == Some(n))))
             };
             self.group_extent = agreed(|l| l.group);
+            self.group_extent_params = agreed(|l| l.group_params);
             self.grid_size = agreed(|l| l.grid);
         }
         self.launches = launches;
@@ -208,6 +213,9 @@ pub struct Launch {
     /// For a kernel template, its arguments as written at the launch
     /// (whitespace removed); None for a plain kernel or a name handed on.
     pub template_args: Option<String>,
+    /// Per axis, the kernel argument (by its place in the source's list)
+    /// whose value the group's extent is there.
+    pub group_params: [Option<u32>; 3],
 }
 
 /// A call site a function body was inlined through.

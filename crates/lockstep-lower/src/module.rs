@@ -71,7 +71,7 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
             let template_args = l.template_args.as_deref().map(template::normalized);
-            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args });
+            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, group_params: l.group_args });
         }
     }
     table
@@ -806,6 +806,7 @@ pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     if let Some(gs) = configured.and_then(|k| k.group_size) {
         info.group_size = Some(gs);
         info.group_extent = gs.map(Some);
+        info.group_extent_params = [None; 3];
     }
     if let Some(grid) = configured.and_then(|k| k.grid_size) {
         info.grid_size = grid.map(Some);
@@ -813,6 +814,7 @@ pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     if let Some(gs) = ctx.options.group_size {
         info.group_size = Some(gs);
         info.group_extent = gs.map(Some);
+        info.group_extent_params = [None; 3];
     }
     if let Some(grid) = ctx.options.grid_size {
         info.grid_size = grid.map(Some);

@@ -312,6 +312,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) else { return };
         let mut c = params.walk();
         let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
+        // The IR parameter each source parameter is, where it is one.
+        let mut single = vec![None; list.len()];
         for (i, p) in list.into_iter().enumerate() {
             let Some(t) = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)) else { continue };
             let decl = p.field(self.cx.fields.declarator);
@@ -330,7 +332,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Some(sem) => self.semantic_values(sem, &ty, span),
                 None => self.argument_values(&name, &ty, span),
             };
+            if let (None, [v]) = (semantic, vals.as_slice()) {
+                if let Op::Param(idx) = self.f.inst(*v).op {
+                    single[i] = Some(idx);
+                }
+            }
             self.bind_values(name, ty, &vals);
+        }
+        // Launches name arguments by their place in the source's list.
+        if let Some(entry) = self.f.entry.as_mut() {
+            entry.group_extent_params = entry.group_extent_params.map(|p| p.and_then(|p| single.get(p as usize).copied().flatten()));
         }
     }
 

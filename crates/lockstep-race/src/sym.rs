@@ -1387,11 +1387,24 @@ impl Build<'_> {
     /// Whether the program bounds the sum `column` from above by values
     /// `given` accepts and constants, following the constraints a few steps
     /// (`i0 / 2` is at most what it divides, which a guard bounds). A
-    /// loop's count bounds its iterations; a thread id's range is the
-    /// group's, not one the program states.
+    /// loop's count bounds its iterations. Across groups the launch's shape
+    /// bounds a thread id; within one, where only the threads' difference
+    /// counts, a group wider than a row is what the race is about, so a
+    /// thread id's range is never a width the program states.
     fn stated_bound(&self, column: Terms, given: &dyn Fn(Var) -> bool, depth: u32) -> bool {
-        let iteration = |v: Var| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Iter(..)));
-        if column.iter().all(|&(v, c)| if c > 0 { iteration(v) && self.p.dom[v].1 < INF } else { self.p.dom[v].0 > -INF }) {
+        let launched = match (self.q.mode, self.q.k.f.entry.as_ref()) {
+            (Mode::CrossGroup, Some(e)) => std::array::from_fn(|ax| e.threads_along(ax)),
+            _ => [None; 3],
+        };
+        let counted = |v: Var| {
+            self.p.dom[v].1 < INF
+                && self.keys.iter().any(|(key, &var)| var == v && match key {
+                    Key::Iter(..) => true,
+                    Key::Tid(_, ax) => launched[*ax as usize].is_some(),
+                    _ => false,
+                })
+        };
+        if column.iter().all(|&(v, c)| if c > 0 { counted(v) } else { self.p.dom[v].0 > -INF }) {
             return true;
         }
         if depth == 0 {

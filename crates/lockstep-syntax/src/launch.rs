@@ -27,6 +27,10 @@ pub struct KernelLaunch {
     /// The kernel template's arguments as written (`float, 16` in
     /// `k<float, 16><<<…>>>`), for launches of a template.
     pub template_args: Option<String>,
+    /// Per axis, the kernel argument (by position) that is the very value
+    /// the group's extent is made of there (`dim3 block(32, k)` with `k`
+    /// also passed to the kernel): inside, `threadIdx.y < that parameter`.
+    pub group_args: [Option<u32>; 3],
 }
 
 /// Every kernel launch in preprocessed CUDA text, in text order.
@@ -48,6 +52,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
                 group: eval.dims(s.block.clone(), 0),
                 range: scanner.toks[s.start].start..scanner.toks[s.end - 1].end,
                 template_args: s.template.clone().filter(|r| !r.is_empty()).map(|r| text[scanner.toks[r.start].start..scanner.toks[r.end - 1].end].to_string()),
+                group_args: eval.group_args(s),
             }
         })
         .collect();
@@ -55,7 +60,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
     for (i, t) in scanner.toks.iter().enumerate() {
         if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) && !scanner.shadowed(i) {
-            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None });
+            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None, group_args: [None; 3] });
         }
     }
     launches.sort_by_key(|l| l.range.start);
@@ -70,6 +75,8 @@ struct Site {
     block: Range<usize>,
     /// Every configuration argument: names read there are not modified there.
     config: Range<usize>,
+    /// The kernel's arguments (inside the parentheses), for a `<<<…>>>` launch.
+    args: Option<Range<usize>>,
     /// The whole launch expression.
     start: usize,
     end: usize,
@@ -259,7 +266,8 @@ impl<'t> Scanner<'t> {
         let args = end + 3;
         let last = if self.is(args, "(") { self.close[args]? } else { end + 2 };
         let template = self.is(name + 1, "<").then(|| name + 2..i - 1);
-        Some(Site { name, grid: grid.clone(), block: block.clone(), config, start: name, end: last + 1, template })
+        let arguments = self.is(args, "(").then(|| args + 1..last);
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config, args: arguments, start: name, end: last + 1, template })
     }
 
     /// `cudaLaunchKernel[<T>]((void*)k, grid, block, …)` with the API's name at `i`.
@@ -272,7 +280,7 @@ impl<'t> Scanner<'t> {
         let parts = self.split(open + 1..close)?;
         let [kernel, grid, block, ..] = parts.as_slice() else { return None };
         let name = self.function_named(kernel.clone())?;
-        Some(Site { name, grid: grid.clone(), block: block.clone(), config: open + 1..close, start: i, end: close + 1, template: None })
+        Some(Site { name, grid: grid.clone(), block: block.clone(), config: open + 1..close, args: None, start: i, end: close + 1, template: None })
     }
 
     /// The function an argument names through casts: `(void*)&k<float>` names `k`.
@@ -339,6 +347,50 @@ impl<'t> Scanner<'t> {
             }
         }
         false
+    }
+
+    /// Whether the mention at `j` of a variable may change it: an
+    /// assignment to it, `++`/`--`, or its address taken.
+    fn written(&self, j: usize) -> bool {
+        let glued = |a: usize| self.toks.get(a + 1).is_some_and(|t| self.toks[a].end == t.start);
+        let assignment = |a: usize| self.is(a, "=") && !(self.is(a + 1, "=") && glued(a));
+        let next = j + 1;
+        let compound = matches!(self.str(next), "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^") && glued(next) && assignment(next + 1);
+        let shift = matches!(self.str(next), "<" | ">") && self.is(next + 1, self.str(next)) && glued(next) && glued(next + 1) && assignment(next + 2);
+        let step = |a: usize| matches!(self.str(a), "+" | "-") && self.is(a + 1, self.str(a)) && glued(a);
+        let before = |k: usize| j.checked_sub(k);
+        let stepped_before = before(2).is_some_and(step);
+        let address = before(1).is_some_and(|a| self.is(a, "&")) && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"));
+        assignment(next) || compound || shift || step(next) || stepped_before || address
+    }
+
+    /// The `case` value the code at `at` runs under when it sits in a
+    /// `switch (word)` and only that label leads there (the first label, or
+    /// one after `break;`/`return …;`).
+    fn case_value_label(&self, word: &str, at: usize) -> Option<Range<usize>> {
+        let mut open = self.enclosing_brace(at)?;
+        while !(open >= 4 && self.is(open - 1, ")") && self.is(open - 2, word) && self.is(open - 3, "(") && self.is(open - 4, "switch")) {
+            open = self.enclosing_brace(open)?;
+        }
+        // The last label before `at` at the switch body's own level.
+        let mut label = None;
+        let mut i = open + 1;
+        while i < at {
+            if matches!(self.str(i), "case" | "default") {
+                label = Some(i);
+            }
+            i = match self.skip(i)? {
+                next if next > at => i + 1,
+                next => next,
+            };
+        }
+        let label = label.filter(|&l| self.is(l, "case"))?;
+        let colon = (label + 1..at).find(|&j| self.is(j, ":") && !self.is(j + 1, ":") && !self.is(j - 1, ":"))?;
+        let only_way_in = label == open + 1 || (self.is(label - 1, ";") && {
+            let start = (open + 1..label - 1).rev().find(|&j| matches!(self.str(j), ";" | "{" | "}" | ":")).map_or(open + 1, |j| j + 1);
+            matches!(self.str(start), "break" | "return")
+        });
+        only_way_in.then_some(label + 1..colon)
     }
 
     /// Whether the mention at `i` of a launched kernel may hand it to code
@@ -449,6 +501,9 @@ impl Eval<'_, '_> {
         let s = self.s;
         let word = s.str(name);
         let body = s.body_of[self.at];
+        if let Some(value) = self.case_value(word, depth) {
+            return Some([Some(value), Some(1), Some(1)]);
+        }
         let before = self.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
         // The declarations in scope at the launch: in its function, in a
         // brace block that encloses the launch (`if (…) { dim3 b(32); k<<<1, b>>>(); }
@@ -489,6 +544,67 @@ impl Eval<'_, '_> {
         }
         let inner = open + 1..s.close[open]?;
         Some(if words.contains(&"dim3") { self.components(inner, depth + 1) } else { self.dims(inner, depth + 1) })
+    }
+}
+
+impl Eval<'_, '_> {
+    /// Whether the function around the launch never changes `word`: then
+    /// every mention of it there is one value.
+    fn unchanged(&self, word: &str) -> bool {
+        let s = self.s;
+        let Some(body) = s.body_of[self.at] else { return false };
+        let Some(close) = s.close[body] else { return false };
+        (body..close).all(|j| !s.is(j, word) || (j > 0 && matches!(s.str(j - 1), "." | ">")) || !s.written(j))
+    }
+
+    /// The value an unchanged variable has at the launch because the
+    /// launch sits under its `case` in a `switch` on it.
+    fn case_value(&self, word: &str, depth: u32) -> Option<u32> {
+        let label = self.s.case_value_label(word, self.at)?;
+        self.unchanged(word).then_some(())?;
+        let v = Parser { e: self, pos: label.start, end: label.end, depth: depth + 1 }.whole()?;
+        u32::try_from(v).ok()
+    }
+
+    /// Per axis of the launch's group, the kernel argument that is the same
+    /// unchanged variable the extent is made of.
+    fn group_args(&self, site: &Site) -> [Option<u32>; 3] {
+        let s = self.s;
+        let single = |r: &Range<usize>| (r.len() == 1 && s.toks[r.start].kind == Kind::Ident).then(|| s.str(r.start));
+        let args: Vec<Range<usize>> = site.args.clone().and_then(|r| s.split(r)).unwrap_or_default();
+        let parts = self.component_parts(site.block.clone(), 0);
+        std::array::from_fn(|ax| {
+            let word = single(parts.get(ax)?)?;
+            (self.unchanged(word) && self.case_value(word, 0).is_none()).then_some(())?;
+            let position = args.iter().position(|a| single(a) == Some(word))?;
+            u32::try_from(position).ok()
+        })
+    }
+
+    /// The component expressions of a `dim3` argument, through one
+    /// variable's declaration; an integer expression is the x component.
+    fn component_parts(&self, r: Range<usize>, depth: u32) -> Vec<Range<usize>> {
+        let s = self.s;
+        if r.is_empty() || depth > 1 {
+            return Vec::new();
+        }
+        let opener = if s.is(r.start, "dim3") { r.start + 1 } else { r.start };
+        let constructor = s.is(opener, "{") || (opener > r.start && s.is(opener, "("));
+        if constructor && s.close[opener] == Some(r.end - 1) {
+            return s.split(opener + 1..r.end - 1).unwrap_or_default();
+        }
+        if r.len() == 1 && s.toks[r.start].kind == Kind::Ident {
+            let word = s.str(r.start);
+            let body = s.body_of[self.at];
+            let decl = self.declarations.get(word).and_then(|d| d.iter().rev().find(|&&j| j < self.at && s.body_of[j] == body && body.is_some()));
+            if let Some(&decl) = decl {
+                if s.declaration_words(decl).is_some_and(|w| w.contains(&"dim3")) && s.is(decl + 1, "(") && self.unchanged(word) {
+                    return s.close[decl + 1].and_then(|c| s.split(decl + 2..c)).unwrap_or_default();
+                }
+                return Vec::new();
+            }
+        }
+        vec![r]
     }
 }
 
@@ -684,6 +800,25 @@ mod tests {
         let launches = kernel_launches(text);
         assert_eq!(launches.len(), 1, "{launches:?}");
         assert_eq!(launches[0].grid, [Some(1), Some(1), Some(1)]);
+    }
+
+    #[test]
+    fn a_switch_case_fixes_the_variable_it_tests() {
+        let text = "void host(int n, int k) {\n  dim3 threads(32, k);\n  switch (k) {\n    case 16:\n      t<16><<<n, threads>>>(n, k);\n      break;\n    case 8:\n    case 4:\n      t<8><<<n, threads>>>(n, k);\n      break;\n    default:\n      t<0><<<n, threads>>>(n, k);\n  }\n}\n";
+        let launches = kernel_launches(text);
+        let groups: Vec<Dims> = launches.iter().map(|l| l.group).collect();
+        assert_eq!(groups, [[Some(32), Some(16), ONE], [Some(32), None, ONE], [Some(32), None, ONE]]);
+        // Where the value is not fixed, the extent is the argument it is passed as.
+        let args: Vec<[Option<u32>; 3]> = launches.iter().map(|l| l.group_args).collect();
+        assert_eq!(args, [[None; 3], [None, Some(1), None], [None, Some(1), None]]);
+    }
+
+    #[test]
+    fn a_switched_variable_changed_in_the_function_is_unknown() {
+        let text = "void host(int n, int k) {\n  dim3 threads(32, k);\n  k += 1;\n  switch (k) {\n    case 16:\n      t<<<n, threads>>>(n, k);\n      break;\n  }\n  t<<<n, dim3(32, n)>>>(n, k);\n  n++;\n}\n";
+        let launches = kernel_launches(text);
+        assert_eq!(launches.iter().map(|l| l.group).collect::<Vec<_>>(), [[Some(32), None, ONE]; 2]);
+        assert_eq!(launches.iter().map(|l| l.group_args).collect::<Vec<_>>(), [[None; 3]; 2]);
     }
 
     #[test]
