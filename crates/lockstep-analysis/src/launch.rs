@@ -58,19 +58,46 @@ pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformi
     // A flat thread id `threadIdx.y * C + threadIdx.x` is one-to-one only
     // when the x axis is at most C threads wide: the kernel is written for
     // such launches.
+    for (axis, width) in flat_ids(f) {
+        limit(axis, width);
+    }
+    bound.map(|b| b.map(|b| b.min(u32::MAX as u64) as u32))
+}
+
+/// Each flat thread id `threadIdx.y * C + threadIdx.x`: the axis counted
+/// within rows, and the rows' width C.
+fn flat_ids(f: &Function) -> Vec<(usize, u64)> {
+    let mut out = Vec::new();
     for inst in &f.insts {
         if let Op::Binary(BinOp::Add, a, b) = inst.op {
             for (id, scaled) in [(a, b), (b, a)] {
                 let Some(axis) = thread_id_axis(f, id) else { continue };
                 if let Some((other, stride)) = scaled_thread_id_any(f, scaled) {
                     if other != axis && stride > 0 {
-                        limit(axis, stride);
+                        out.push((axis, stride));
                     }
                 }
             }
         }
     }
-    bound.map(|b| b.map(|b| b.min(u32::MAX as u64) as u32))
+    out
+}
+
+/// The extent per axis a flat thread id is written for: `threadIdx.y * C +
+/// threadIdx.x` numbers the threads one to one and without gaps only when
+/// the x axis is exactly C threads wide (rows of C; with C the wave's
+/// width, rows are waves). None where no such id is written, or two
+/// disagree.
+pub fn flat_id_widths(f: &Function) -> [Option<u32>; 3] {
+    let mut width: [Option<Option<u64>>; 3] = [None; 3];
+    for (axis, stride) in flat_ids(f) {
+        width[axis] = Some(match width[axis] {
+            Some(Some(w)) if w != stride => None,
+            Some(w) => w,
+            None => Some(stride),
+        });
+    }
+    width.map(|w| w.flatten().map(|w| w.min(u32::MAX as u64) as u32))
 }
 
 /// Axes y and z along which the kernel tells the threads of a group apart

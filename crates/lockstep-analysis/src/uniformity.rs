@@ -155,6 +155,11 @@ impl Uniformity {
     }
 
     fn condition_level(&self, f: &Function, cfg: &Cfg, b: BlockId) -> Level {
+        // A branch to where no thread may go (`__builtin_assume`) sends every
+        // thread the other way.
+        if f.block(b).term.successors().into_iter().any(|s| f.never_entered(s)) {
+            return Level::Grid;
+        }
         f.block(b).term.condition().map(|c| self.level_at(cfg, c, b)).unwrap_or(Level::Grid)
     }
 

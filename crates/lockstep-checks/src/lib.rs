@@ -44,6 +44,7 @@ impl<'m> KernelFacts<'m> {
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
             let mut extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
             let global_only = lockstep_analysis::launch::axes_seen_only_in_global_ids(&func);
+            let widths = lockstep_analysis::launch::flat_id_widths(&func);
             if let Some(entry) = func.entry.as_mut() {
                 for ax in 0..3 {
                     if global_only[ax] && entry.threads_along(ax).is_none() {
@@ -51,6 +52,8 @@ impl<'m> KernelFacts<'m> {
                     }
                 }
                 entry.axis_limits = extent;
+                // Only where the launch leaves the extent open.
+                entry.axis_widths = std::array::from_fn(|ax| widths[ax].filter(|_| entry.threads_along(ax).is_none()));
             }
         }
         let likely_uniformity = Uniformity::assuming_axis_limits(&func, &cfg);

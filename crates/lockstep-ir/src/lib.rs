@@ -150,6 +150,9 @@ pub struct EntryInfo {
     pub max_threads: Option<u32>,
     /// Upper bounds on the group's extent per axis that in-bounds accesses imply.
     pub axis_limits: [Option<u32>; 3],
+    /// The extent per axis a flat thread id is written for (`threadIdx.y *
+    /// 32 + threadIdx.x`: 32 along x), for race reports only.
+    pub axis_widths: [Option<u32>; 3],
     /// The wave size the kernel runs with, when the kernel requires one
     /// (`[WaveSize(n)]`) or its language has only one (CUDA's warp).
     pub wave_size: Option<u32>,
@@ -242,6 +245,14 @@ pub struct Function {
 }
 
 impl Function {
+    /// Whether block `b` is where no valid execution goes: it does nothing
+    /// and ends in `Unreachable` (the way out of a `__builtin_assume` whose
+    /// condition fails, undefined behaviour).
+    pub fn never_entered(&self, b: BlockId) -> bool {
+        let block = self.block(b);
+        block.insts.is_empty() && matches!(block.term, Terminator::Unreachable)
+    }
+
     pub fn new(name: impl Into<String>, span: Span) -> Function {
         Function {
             name: name.into(),

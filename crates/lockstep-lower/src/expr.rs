@@ -1349,9 +1349,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return self.inline_call(def, name, &lowered, call);
             }
         }
-        // An optimizer hint: C never evaluates its operand, and a valid program
-        // behaves the same without it. The analyses do not use the assumed fact.
+        // An optimizer hint: C never evaluates its operand, but a valid
+        // program makes it hold, so it guards what follows like a branch
+        // whose other way no thread takes.
         if matches!(name, "__builtin_assume" | "__assume") {
+            if let [c] = args {
+                self.assume(*c, span);
+            }
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
         if matches!(name, "printf" | "assert" | "__assert_fail" | "static_assert" | "printf_s") {

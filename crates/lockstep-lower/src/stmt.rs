@@ -241,6 +241,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.f.block_mut(cur).cond_span = Some(cond_span);
     }
 
+    /// `__builtin_assume(c)`: a branch on `c` whose failing way ends where
+    /// no valid execution goes.
+    pub(crate) fn assume(&mut self, c: Node<'t>, span: Span) {
+        let cond = self.condition(c);
+        let holds = self.new_block(span);
+        let fails = self.new_block(span);
+        let cs = self.span(c);
+        self.branch(cond, holds, fails, span, cs);
+        self.seal(fails);
+        self.enter(fails);
+        self.terminate(Terminator::Unreachable, span, None);
+        self.seal(holds);
+        self.enter(holds);
+    }
+
     pub fn seal(&mut self, b: BlockId) {
         self.ssa.seal(&mut self.f, b);
     }

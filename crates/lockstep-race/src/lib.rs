@@ -627,9 +627,11 @@ impl Ctx<'_> {
                             // passes a lane exchange it relies on the warp converging at.
                             let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
                             let warp_aware = || wave_barriers || (follows(&ends) && !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..))));
+                            // Threads of different waves that only an undecided
+                            // witness puts together leave the proven race one of a wave.
                             let one_wave = fixed_width
                                 && (self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none()
-                                    || (warp_aware() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
+                                    || (warp_aware() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none_or(|across| !across.exact)));
                             (w, one_wave)
                         };
                         self.done.insert(pair(e.inst, l.inst));

@@ -52,6 +52,8 @@ pub struct Kernel<'a> {
     wave_size: Option<u32>,
     /// Per axis, how wide the group can be with every in-bounds access staying in bounds.
     axis_limits: [Option<u32>; 3],
+    /// Likely exact extents (see [`lockstep_ir::EntryInfo::axis_widths`]).
+    axis_widths: [Option<u32>; 3],
     inst_block: Vec<Option<BlockId>>,
     /// For each block, the loop (index into `cfg.loops`) it heads.
     header_of: Vec<Option<usize>>,
@@ -115,6 +117,10 @@ impl<'a> Kernel<'a> {
         // A block extent every launch in the file gives is a fact; the
         // extent in-bounds accesses suggest is only likely.
         let launched = f.entry.as_ref().map_or([None; 3], |e| e.group_extent);
+        let axis_widths = match assume {
+            Assumptions::Likely => f.entry.as_ref().map_or([None; 3], |e| e.axis_widths),
+            Assumptions::Facts => [None; 3],
+        };
         let (max_threads, axis_limits, wave_size) = match assume {
             Assumptions::Likely => {
                 let inferred = f.entry.as_ref().map_or([None; 3], |e| e.axis_limits);
@@ -141,6 +147,7 @@ impl<'a> Kernel<'a> {
             group_threads,
             wave_size,
             axis_limits,
+            axis_widths,
             inst_block: f.inst_blocks(),
             header_of,
             trip_counts,
@@ -788,7 +795,9 @@ impl Build<'_> {
                 None => {
                     let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
                     let hi = q.k.axis_limits[ax as usize % 3].map_or(hi, |limit| hi.min(limit as i128));
-                    Lin::var(self.var(Key::BlockDim(ax % 3), 1, hi))
+                    // The width a flat id is written for is the extent, when it fits.
+                    let lo = q.k.axis_widths[ax as usize % 3].map_or(1, |w| w as i128).min(hi);
+                    Lin::var(self.var(Key::BlockDim(ax % 3), lo, hi))
                 }
             },
             Builtin::NumGroups(ax) => match q.k.grid_size[ax as usize % 3] {
