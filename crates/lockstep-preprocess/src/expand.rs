@@ -220,6 +220,11 @@ impl Preprocessor<'_> {
         if tok.hide.contains(&tok.text) {
             return Ok(None);
         }
+        // The pragma operator (`_Pragma("unroll")`, MSVC's `__pragma(…)`)
+        // is a directive for the compiler inside a line: gone, like `#pragma`.
+        if matches!(&*tok.text, "_Pragma" | "__pragma") && self.input_peek_lparen(input) {
+            return self.drop_pragma_operator(input, tok).map(Some);
+        }
         let Some(m) = self.macros.get(&*tok.text).cloned() else { return Ok(None) };
         if let Some(b) = m.builtin {
             return Ok(Some(vec![self.builtin_token(b, tok)]));
@@ -270,6 +275,31 @@ impl Preprocessor<'_> {
     }
 
     /// Reads `( args )` after a function-like macro's name.
+    /// Reads the parenthesized operand of a pragma operator: nothing is left
+    /// of it, or, unterminated, the name and what was read, with an error.
+    fn drop_pragma_operator(&mut self, input: &mut Input, name: &Token) -> Result<Vec<Token>, LimitHit> {
+        let mut consumed: Vec<Token> = self.input_next(input).into_iter().collect();
+        let mut depth = 0usize;
+        loop {
+            let Some(t) = self.input_next(input) else {
+                let msg = format!("unterminated operand of `{}`", name.text);
+                self.diagnostics.push(error("preprocessor-error", name.span, msg));
+                let name = Token { hide: name.hide.with(&name.text), ..name.clone() };
+                return Ok(std::iter::once(name).chain(consumed).collect());
+            };
+            self.charge([&t])?;
+            if t.is_punct("(") {
+                depth += 1;
+            } else if t.is_punct(")") {
+                if depth == 0 {
+                    return Ok(Vec::new());
+                }
+                depth -= 1;
+            }
+            consumed.push(t);
+        }
+    }
+
     fn collect_args(&mut self, input: &mut Input, m: &Macro, name: &Token) -> Result<Args, LimitHit> {
         let params = m.params.as_deref().unwrap_or_default();
         let mut consumed: Vec<Token> = self.input_next(input).into_iter().collect();

@@ -244,9 +244,9 @@ impl<'a> Preprocessor<'a> {
                 let fs = self.files.last().expect("next_raw returned a token");
                 let text = fs.lexer.text();
                 let is_macro = if raw.spliced {
-                    self.macros.contains_key(spelling(text, &raw).as_ref())
+                    expands(&self.macros, spelling(text, &raw).as_ref())
                 } else {
-                    self.macros.contains_key(&text[raw.lo as usize..raw.hi as usize])
+                    expands(&self.macros, &text[raw.lo as usize..raw.hi as usize])
                 };
                 if is_macro {
                     let tok = self.file_token(raw, false);
@@ -275,7 +275,7 @@ impl<'a> Preprocessor<'a> {
             return false;
         }
         let macros = &self.macros;
-        let run = fs.lexer.scan_plain(fs.at_line_start, |name| macros.contains_key(name));
+        let run = fs.lexer.scan_plain(fs.at_line_start, |name| expands(macros, name));
         let start = fs.lexer.pos();
         if run.end == start {
             return false;
@@ -987,4 +987,10 @@ fn spell_line(tokens: &[Token]) -> String {
         s.push_str(&t.text);
     }
     s
+}
+
+/// Whether an identifier is rewritten at the top level: a macro, or a
+/// pragma operator (`_Pragma(…)`, `__pragma(…)`), which is removed.
+fn expands(macros: &HashMap<Rc<str>, Rc<Macro>>, name: &str) -> bool {
+    macros.contains_key(name) || matches!(name, "_Pragma" | "__pragma")
 }

@@ -185,3 +185,14 @@ fn comments_in_directive_lines_are_whitespace() {
 fn strings_and_comments_are_not_scanned_for_macros() {
     assert_eq!(run("#define X 1\n\"X\" 'X' /* X */ X\n").text(), "\n\"X\" 'X'         1\n");
 }
+
+#[test]
+fn pragma_operators_are_removed_like_pragma_lines() {
+    let r = run("#define UNROLL(x) _Pragma(\"clang loop unroll(full)\") for (x)\nUNROLL(int i = 0; i < 4; ++i) a();\n__pragma(warning(push)) b();\n");
+    assert_eq!(r.text().split_whitespace().collect::<Vec<_>>().join(" "), "for (int i = 0; i < 4; ++i) a(); b();");
+    assert!(r.out.diagnostics.is_empty());
+    // An operand that never closes keeps its text and says so.
+    let r = run("_Pragma(\"x\" a b\n");
+    assert!(r.text().contains("_Pragma"));
+    assert_eq!(r.out.diagnostics.len(), 1);
+}

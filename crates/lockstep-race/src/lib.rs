@@ -157,8 +157,8 @@ struct Ctx<'a> {
     acc: Vec<Access>,
     pos: Positions,
     after_atomic: Vec<bool>,
-    /// Unordered instruction pairs already reported.
-    done: HashSet<(Value, Value)>,
+    /// Unordered instruction pairs already reported, by allocation.
+    done: HashSet<(Value, Value, Alloc)>,
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
@@ -579,7 +579,7 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
+                        if !may_race(e, l) || self.done.contains(&reported(e, l)) {
                             continue;
                         }
                         // Threads take the same way through uniform branches between two
@@ -634,7 +634,7 @@ impl Ctx<'_> {
                                     || (warp_aware() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none_or(|across| !across.exact)));
                             (w, one_wave)
                         };
-                        self.done.insert(pair(e.inst, l.inst));
+                        self.done.insert(reported(e, l));
                         let hz = hazard(e.kind, l.kind);
                         let (it_l, it_e) = match carried(&lm.1, &em.1) {
                             Some((x, y)) if x < MANY && y < MANY => (Some(x), Some(y)),
@@ -755,7 +755,7 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        if !may_race(e, l) || self.done.contains(&pair(e.inst, l.inst)) {
+                        if !may_race(e, l) || self.done.contains(&reported(e, l)) {
                             continue;
                         }
                         if guarded[em.0] && guarded[lm.0] {
@@ -786,7 +786,7 @@ impl Ctx<'_> {
                         } else {
                             Rule::DeviceRace
                         };
-                        self.done.insert(pair(e.inst, l.inst));
+                        self.done.insert(reported(e, l));
                         let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid, false);
                         self.out.push(Finding {
                             rule,
@@ -842,6 +842,13 @@ fn after_atomic(f: &Function, cfg: &Cfg) -> Vec<bool> {
         work.extend(cfg.succs[b.index()].iter().copied());
     }
     seen
+}
+
+/// A pair of accesses, once reported: one instruction may access two
+/// allocations (`tile[i] = src[j]` copies in one step).
+fn reported(e: &Access, l: &Access) -> (Value, Value, Alloc) {
+    let (a, b) = pair(e.inst, l.inst);
+    (a, b, l.alloc)
 }
 
 fn pair(a: Value, b: Value) -> (Value, Value) {

@@ -817,7 +817,10 @@ impl Build<'_> {
                 if self.q.k.assume == Assumptions::Likely {
                     for (counter, offset, off_lin) in [(x, y, &b), (y, x, &a)] {
                         if let Some(step) = self.uniform_step(counter) {
-                            if self.thread_offset_on_free_axes(offset) {
+                            // Only threads side by side cover a step: `i + 2 * tid`
+                            // with `++i` gives each thread a run of its own.
+                            let side_by_side = off_lin.terms.iter().any(|t| t.1 == 1);
+                            if side_by_side && self.thread_offset_on_free_axes(offset) {
                                 // `i0 + tid` with `i0 += S`: the threads of one
                                 // step cover [i0, i0 + S); the kernel is written
                                 // for a group that fits in one step.
