@@ -403,17 +403,44 @@ fn carried(a: &[u8], b: &[u8]) -> Option<(u8, u8)> {
 }
 
 impl Ctx<'_> {
+    /// The loops that hold one of two accesses while the other comes after
+    /// them (a write in a loop, a read after it): None when there is none,
+    /// else whether `x` is the one inside, and whether the one inside is in
+    /// any of its iterations in this interval (no barrier in the loop ends
+    /// the interval; with one, only the last iteration meets what follows,
+    /// which the question cannot state).
+    fn after_loop(&self, x: &(usize, Offsets), y: &(usize, Offsets)) -> Option<(bool, bool)> {
+        let (bx, by) = (self.acc[x.0].block, self.acc[y.0].block);
+        let (lx, ly) = (&self.cfg.loops_of[bx.index()], &self.cfg.loops_of[by.index()]);
+        let mut found = None;
+        for (inside, outside, loops, x_inside) in [(x, by, lx, true), (y, bx, ly, false)] {
+            let others = if x_inside { ly } else { lx };
+            for &l in loops {
+                if others.contains(&l) || !self.cfg.dominates(self.cfg.loops[l].header, outside) {
+                    continue;
+                }
+                let any_iteration = inside.1.get(l).is_none_or(|&o| o == MANY);
+                let (_, all) = found.get_or_insert((x_inside, true));
+                *all &= any_iteration;
+            }
+        }
+        found
+    }
+
     /// Orders two members of one interval: (earlier, later). Iterations
-    /// decide first (for loops both are in), then program order.
+    /// decide first (for loops both are in), then a loop before what
+    /// follows it (reverse postorder may number a loop's exit before its
+    /// body), then program order.
     fn order<'m>(&self, x: &'m (usize, Offsets), y: &'m (usize, Offsets)) -> (&'m (usize, Offsets), &'m (usize, Offsets)) {
         let by_iteration = x.1.iter().zip(&y.1).find(|(a, b)| a != b && **a < intervals::NOT_IN && **b < intervals::NOT_IN).map(|(a, b)| a.cmp(b));
         let place = |m: &(usize, Offsets)| {
             let a = &self.acc[m.0];
             (self.cfg.rpo_index[a.block.index()], a.pos)
         };
-        let earlier_first = match by_iteration {
-            Some(o) => o.is_lt(),
-            None => place(x) <= place(y),
+        let earlier_first = match (by_iteration, self.after_loop(x, y)) {
+            (Some(o), _) => o.is_lt(),
+            (None, Some((x_inside, _))) => x_inside,
+            (None, None) => place(x) <= place(y),
         };
         if earlier_first {
             (x, y)
@@ -586,8 +613,16 @@ impl Ctx<'_> {
                         // barriers: accesses in different iterations share a phase only
                         // when one follows the other without a barrier.
                         let same_iteration = em.1 == lm.1 && !em.1.contains(&MANY);
-                        if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
-                            continue;
+                        match self.after_loop(em, lm) {
+                            // Any iteration of the loop meets what follows it
+                            // when nothing in between is a barrier.
+                            Some((_, any_iteration)) => {
+                                if !any_iteration || !reaches(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
+                                    continue;
+                                }
+                            }
+                            None if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
+                            None => {}
                         }
                         let (ce, cl) = if std::ptr::eq(em, members[i]) { (cluster_of[i], cluster_of[j]) } else { (cluster_of[j], cluster_of[i]) };
                         if clusters[ce].size * clusters[cl].size > 1
