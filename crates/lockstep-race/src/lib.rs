@@ -616,13 +616,9 @@ impl Ctx<'_> {
                         match self.after_loop(em, lm) {
                             // Any iteration of the loop meets what follows it
                             // when nothing in between is a barrier.
-                            Some((_, any_iteration)) => {
-                                if !any_iteration || !reaches(f, self.cfg, &self.pos, e.inst, l.inst, &ends) {
-                                    continue;
-                                }
-                            }
+                            Some((_, any_iteration)) if !any_iteration || !reaches(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
                             None if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
-                            None => {}
+                            _ => {}
                         }
                         let (ce, cl) = if std::ptr::eq(em, members[i]) { (cluster_of[i], cluster_of[j]) } else { (cluster_of[j], cluster_of[i]) };
                         if clusters[ce].size * clusters[cl].size > 1
