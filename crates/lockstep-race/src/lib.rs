@@ -190,6 +190,10 @@ fn canonical_offsets(mode: Mode, sides: &mut [Side; 2]) {
             let low = (*x).min(*y);
             *x -= low;
             *y -= low;
+        } else if (*x < MANY && *y == NOT_IN) || (*x == NOT_IN && *y < MANY) {
+            // In the loop against after it: its last iteration (see `Query::rel`).
+            let inside = if *x < MANY { x } else { y };
+            *inside = 0;
         } else if (*x, *y) != (NOT_IN, NOT_IN) {
             // Unrelated iterations, however they came about.
             (*x, *y) = (MANY, MANY);
@@ -403,28 +407,20 @@ fn carried(a: &[u8], b: &[u8]) -> Option<(u8, u8)> {
 }
 
 impl Ctx<'_> {
-    /// The loops that hold one of two accesses while the other comes after
-    /// them (a write in a loop, a read after it): None when there is none,
-    /// else whether `x` is the one inside, and whether the one inside is in
-    /// any of its iterations in this interval (no barrier in the loop ends
-    /// the interval; with one, only the last iteration meets what follows,
-    /// which the question cannot state).
-    fn after_loop(&self, x: &(usize, Offsets), y: &(usize, Offsets)) -> Option<(bool, bool)> {
+    /// Whether a loop holds one of two accesses while the other comes after
+    /// it (a write in a loop, a read after it): None when none does, else
+    /// whether `x` is the one inside.
+    fn after_loop(&self, x: &(usize, Offsets), y: &(usize, Offsets)) -> Option<bool> {
         let (bx, by) = (self.acc[x.0].block, self.acc[y.0].block);
         let (lx, ly) = (&self.cfg.loops_of[bx.index()], &self.cfg.loops_of[by.index()]);
-        let mut found = None;
-        for (inside, outside, loops, x_inside) in [(x, by, lx, true), (y, bx, ly, false)] {
-            let others = if x_inside { ly } else { lx };
-            for &l in loops {
-                if others.contains(&l) || !self.cfg.dominates(self.cfg.loops[l].header, outside) {
-                    continue;
-                }
-                let any_iteration = inside.1.get(l).is_none_or(|&o| o == MANY);
-                let (_, all) = found.get_or_insert((x_inside, true));
-                *all &= any_iteration;
-            }
+        let around = |loops: &[usize], others: &[usize], outside: BlockId| loops.iter().any(|&l| !others.contains(&l) && self.cfg.dominates(self.cfg.loops[l].header, outside));
+        if around(lx, ly, by) {
+            Some(true)
+        } else if around(ly, lx, bx) {
+            Some(false)
+        } else {
+            None
         }
-        found
     }
 
     /// Orders two members of one interval: (earlier, later). Iterations
@@ -439,7 +435,7 @@ impl Ctx<'_> {
         };
         let earlier_first = match (by_iteration, self.after_loop(x, y)) {
             (Some(o), _) => o.is_lt(),
-            (None, Some((x_inside, _))) => x_inside,
+            (None, Some(x_inside)) => x_inside,
             (None, None) => place(x) <= place(y),
         };
         if earlier_first {
@@ -614,9 +610,9 @@ impl Ctx<'_> {
                         // when one follows the other without a barrier.
                         let same_iteration = em.1 == lm.1 && !em.1.contains(&MANY);
                         match self.after_loop(em, lm) {
-                            // Any iteration of the loop meets what follows it
-                            // when nothing in between is a barrier.
-                            Some((_, any_iteration)) if !any_iteration || !reaches(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
+                            // The loop's last iteration (any, when it holds no
+                            // barrier) meets what follows it with no barrier between.
+                            Some(_) if !reaches(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
                             None if !same_iteration && !reaches_next_iteration(f, self.cfg, &self.pos, e.inst, l.inst, &ends) => continue,
                             _ => {}
                         }

@@ -353,10 +353,21 @@ impl Query<'_> {
                 }
             }
             (Mode::SameGroup, Some(NOT_IN), Some(NOT_IN)) => Rel::Same,
+            // An access in the loop, met by one after it with no barrier
+            // between, is in the loop's last iteration: the other side
+            // counts one more.
+            (Mode::SameGroup, Some(a), Some(NOT_IN)) if a < MANY && in_a && self.follows_loop(l, 1) => Rel::Offset(1),
+            (Mode::SameGroup, Some(NOT_IN), Some(b)) if b < MANY && in_b && self.follows_loop(l, 0) => Rel::Offset(-1),
             (Mode::SameGroup, Some(_), Some(_)) => Rel::Independent,
             _ if !in_a && !in_b => Rel::Same,
             _ => Rel::Independent,
         }
+    }
+
+    /// Whether side `s` runs after loop `l` (outside it, past its header).
+    fn follows_loop(&self, l: usize, s: usize) -> bool {
+        let block = self.sides[s].block;
+        !self.k.in_loop(l, block) && self.k.cfg.dominates(self.k.cfg.loops[l].header, block)
     }
 
     fn needed(&self) -> Level {
