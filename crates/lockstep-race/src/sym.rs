@@ -1286,23 +1286,47 @@ impl Build<'_> {
     /// parameters, values loaded alike by every thread in question, and
     /// arithmetic on them (`nb2 / sizeof(float)`).
     fn computed_by_host(&self, l: &Lin) -> bool {
-        let host_var = |v: Var| self.keys.iter().any(|(key, &var)| var == v && matches!(key, Key::Leaf(Owner::Shared, _) | Key::ConstCell(..)));
-        let mut open: Vec<Var> = l.terms.iter().map(|t| t.0).collect();
+        !l.terms.is_empty() && l.terms.iter().all(|t| self.host_inputs(t.0).is_some())
+    }
+
+    /// The host's values a variable is computed from (shared leaves and
+    /// constant cells, through functions), or None when it also depends on
+    /// anything else or on too much to follow.
+    fn host_inputs(&self, v: Var) -> Option<Vec<&Key>> {
+        let mut inputs = Vec::new();
+        let mut open = vec![v];
         let mut seen = 0;
         while let Some(v) = open.pop() {
             seen += 1;
             if seen > 32 {
-                return false;
+                return None;
             }
-            if host_var(v) {
-                continue;
-            }
-            match self.p.funcs.iter().find(|f| f.out == v) {
-                Some(f) => open.extend(f.a.terms.iter().chain(&f.b.terms).map(|t| t.0)),
-                None => return false,
+            match self.keys.iter().find(|&(_, &var)| var == v) {
+                Some((key @ (Key::Leaf(Owner::Shared, _) | Key::ConstCell(..)), _)) => inputs.push(key),
+                Some(_) => return None,
+                None => {
+                    let f = self.p.funcs.iter().find(|f| f.out == v)?;
+                    open.extend(f.a.terms.iter().chain(&f.b.terms).map(|t| t.0));
+                }
             }
         }
-        !l.terms.is_empty()
+        Some(inputs)
+    }
+
+    /// Marks what functions compute from marked variables alone.
+    fn closed_under_funcs(&self, mut marked: Vec<bool>) -> Vec<bool> {
+        loop {
+            let mut changed = false;
+            for f in &self.p.funcs {
+                if !marked[f.out] && f.a.terms.iter().chain(&f.b.terms).all(|t| marked[t.0]) {
+                    marked[f.out] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return marked;
+            }
+        }
     }
 
     /// The variables both threads share: shared symbols (the group's id
@@ -1316,18 +1340,7 @@ impl Build<'_> {
                 Key::Leaf(Owner::Shared, _) | Key::Gid(Owner::Shared, _) | Key::Iter(Owner::Shared, _) | Key::ConstCell(..) | Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize
             );
         }
-        loop {
-            let mut changed = false;
-            for f in &self.p.funcs {
-                if !uniform[f.out] && f.a.terms.iter().chain(&f.b.terms).all(|t| uniform[t.0]) {
-                    uniform[f.out] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                return uniform;
-            }
-        }
+        self.closed_under_funcs(uniform)
     }
 
     /// A pitched layout (`dst + i1*nb1 + i2*nb2 + i0` with `i0 < ne00`):
@@ -1389,18 +1402,8 @@ impl Build<'_> {
             for p in of_side(s) {
                 p.row.terms.iter().for_each(|t| given[t.0] = true);
             }
-            // What the row and the host's values compute (`i1 * ne0`).
-            loop {
-                let before = given.iter().filter(|&&g| g).count();
-                for f in &self.p.funcs {
-                    if f.a.terms.iter().chain(&f.b.terms).all(|t| given[t.0]) {
-                        given[f.out] = true;
-                    }
-                }
-                if given.iter().filter(|&&g| g).count() == before {
-                    break;
-                }
-            }
+            // And what the row and the host's values compute (`i1 * ne0`).
+            let given = self.closed_under_funcs(given);
             let given = |w: Var| given[w];
             self.stated_bound(column, &given, 4)
         };
@@ -1450,22 +1453,8 @@ impl Build<'_> {
     /// computed from, or None when it also depends on anything else (a
     /// thread's id, a template value no instantiation fixes).
     fn host_leaves(&self, v: Var) -> Option<Vec<Value>> {
-        let mut leaves = Vec::new();
-        let mut open = vec![v];
-        while let Some(v) = open.pop() {
-            if leaves.len() + open.len() > 32 {
-                return None;
-            }
-            match self.keys.iter().find(|&(_, &var)| var == v) {
-                Some((Key::Leaf(Owner::Shared, value), _)) => leaves.push(*value),
-                Some(_) => return None,
-                None => {
-                    let f = self.p.funcs.iter().find(|f| f.out == v)?;
-                    open.extend(f.a.terms.iter().chain(&f.b.terms).map(|t| t.0));
-                }
-            }
-        }
-        (!leaves.is_empty()).then_some(leaves)
+        let leaves: Option<Vec<Value>> = self.host_inputs(v)?.into_iter().map(|key| if let Key::Leaf(_, value) = key { Some(*value) } else { None }).collect();
+        leaves.filter(|l| !l.is_empty())
     }
 
     /// The witness a report shows: one whose rows of host strides agree
