@@ -108,13 +108,7 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
 fn against_group_extent(f: &Function, cond: Value) -> Option<bool> {
     let Op::Cmp(op, x, y) = f.inst(cond).op else { return None };
     let entry = f.entry.as_ref()?;
-    let local_axis = |mut v: Value| loop {
-        match f.inst(v).op {
-            Op::Convert(inner) if f.inst(inner).ty.is_int() => v = inner,
-            Op::Builtin(Builtin::LocalId(ax)) if ax < 3 => return Some(ax as usize),
-            _ => return None,
-        }
-    };
+    let local_axis = |v: Value| crate::launch::thread_id_axis(f, v);
     // Oriented as `id op bound`.
     let (ax, bound, op) = match (local_axis(x), local_axis(y)) {
         (Some(ax), None) => (ax, y, op),

@@ -149,7 +149,7 @@ pub fn axes_seen_only_in_global_ids(f: &Function) -> [bool; 3] {
 }
 
 /// The axis of a thread id (through integer conversions).
-fn thread_id_axis(f: &Function, v: Value) -> Option<usize> {
+pub(crate) fn thread_id_axis(f: &Function, v: Value) -> Option<usize> {
     let mut x = v;
     while let Op::Convert(y) = &f.inst(x).op {
         x = *y;
