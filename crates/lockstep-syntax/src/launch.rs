@@ -37,15 +37,11 @@ pub struct KernelLaunch {
 pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let scanner = Scanner::new(text);
     let sites = scanner.sites();
-    let configs: Vec<Range<usize>> = sites.iter().map(|s| s.config.clone()).collect();
-    let mut declarations: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
-    for j in (0..scanner.toks.len()).filter(|&j| scanner.toks[j].kind == Kind::Ident && scanner.declaration_words(j).is_some()) {
-        declarations.entry(scanner.str(j)).or_default().push(j);
-    }
+    let names = Names::new(&scanner, &sites);
     let mut launches: Vec<KernelLaunch> = sites
         .iter()
         .map(|s| {
-            let eval = Eval { s: &scanner, at: s.name, configs: &configs, declarations: &declarations };
+            let eval = Eval { s: &scanner, at: s.name, names: &names };
             KernelLaunch {
                 kernel: scanner.str(s.name).to_string(),
                 grid: eval.dims(s.grid.clone(), 0),
@@ -56,10 +52,10 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
             }
         })
         .collect();
-    let names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
+    let site_names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
     let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
     for (i, t) in scanner.toks.iter().enumerate() {
-        if t.kind == Kind::Ident && !names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) && !scanner.shadowed(i) {
+        if t.kind == Kind::Ident && !site_names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) && !names.shadowed(&scanner, i) {
             launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None, group_args: [None; 3] });
         }
     }
@@ -91,6 +87,8 @@ struct Scanner<'t> {
     close: Vec<Option<usize>>,
     /// For each token, the outermost brace (not a namespace's) around it: the function body it is in.
     body_of: Vec<Option<usize>>,
+    /// For each token, the innermost brace around it.
+    brace_of: Vec<Option<usize>>,
 }
 
 /// Spellings of the type and qualifier words of the declarations followed.
@@ -104,14 +102,19 @@ impl<'t> Scanner<'t> {
         let toks: Vec<Token> = Lexer::new(text, 0..text.len()).collect();
         let mut close = vec![None; toks.len()];
         let mut body_of = vec![None; toks.len()];
+        let mut brace_of = vec![None; toks.len()];
+        // Open brackets, each with the innermost brace at or below it.
         let mut open: Vec<usize> = Vec::new();
+        let mut inner_brace: Vec<Option<usize>> = Vec::new();
         let mut body = None;
         for i in 0..toks.len() {
             body_of[i] = body;
+            brace_of[i] = inner_brace.last().copied().flatten();
             let s = &text[toks[i].start..toks[i].end];
             match s {
                 "(" | "[" | "{" => {
                     open.push(i);
+                    inner_brace.push(if s == "{" { Some(i) } else { brace_of[i] });
                     if s == "{" && body.is_none() && !Scanner::opens_namespace(text, &toks, i) {
                         body = Some(i);
                     }
@@ -128,12 +131,13 @@ impl<'t> Scanner<'t> {
                             body = None;
                         }
                         open.truncate(pos);
+                        inner_brace.truncate(pos);
                     }
                 }
                 _ => {}
             }
         }
-        Scanner { text, toks, close, body_of }
+        Scanner { text, toks, close, body_of, brace_of }
     }
 
     /// Whether the `{` at `i` opens a `namespace` or `extern "C"` block.
@@ -300,16 +304,7 @@ impl<'t> Scanner<'t> {
 
     /// The `{` of the innermost brace block around token `j`.
     fn enclosing_brace(&self, j: usize) -> Option<usize> {
-        let mut depth = 0u32;
-        for k in (0..j).rev() {
-            match self.str(k) {
-                "}" => depth += 1,
-                "{" if depth == 0 => return Some(k),
-                "{" => depth -= 1,
-                _ => {}
-            }
-        }
-        None
+        self.brace_of.get(j).copied().flatten()
     }
 
     /// The type and qualifier words before a declared name at `j`
@@ -328,27 +323,6 @@ impl<'t> Scanner<'t> {
         (boundary && words.iter().any(|w| *w != "const" && *w != "static" && *w != "::")).then_some(words)
     }
 
-    /// Whether the name at `i` is a variable declared in a scope around it
-    /// (`int k = …` in a kernel named `k`), not the kernel.
-    fn shadowed(&self, i: usize) -> bool {
-        let name = self.str(i);
-        let mut depth = 0usize;
-        for j in (0..=i).rev() {
-            match self.str(j) {
-                "}" => depth += 1,
-                "{" => depth = depth.saturating_sub(1),
-                w if depth == 0 && w == name => {
-                    let typed = j > 0 && (DECLARATION_WORDS.contains(&self.str(j - 1)) || matches!(self.str(j - 1), "float" | "double" | "bool" | "char" | "half"));
-                    if typed && matches!(self.str(j + 1), "=" | ";" | "," | "[" | ")") {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        false
-    }
-
     /// Whether the mention at `j` of a variable may change it: an
     /// assignment to it, `++`/`--`, or its address taken.
     fn written(&self, j: usize) -> bool {
@@ -362,35 +336,6 @@ impl<'t> Scanner<'t> {
         let stepped_before = before(2).is_some_and(step);
         let address = before(1).is_some_and(|a| self.is(a, "&")) && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"));
         assignment(next) || compound || shift || step(next) || stepped_before || address
-    }
-
-    /// The `case` value the code at `at` runs under when it sits in a
-    /// `switch (word)` and only that label leads there (the first label, or
-    /// one after `break;`/`return …;`).
-    fn case_value_label(&self, word: &str, at: usize) -> Option<Range<usize>> {
-        let mut open = self.enclosing_brace(at)?;
-        while !(open >= 4 && self.is(open - 1, ")") && self.is(open - 2, word) && self.is(open - 3, "(") && self.is(open - 4, "switch")) {
-            open = self.enclosing_brace(open)?;
-        }
-        // The last label before `at` at the switch body's own level.
-        let mut label = None;
-        let mut i = open + 1;
-        while i < at {
-            if matches!(self.str(i), "case" | "default") {
-                label = Some(i);
-            }
-            i = match self.skip(i)? {
-                next if next > at => i + 1,
-                next => next,
-            };
-        }
-        let label = label.filter(|&l| self.is(l, "case"))?;
-        let colon = (label + 1..at).find(|&j| self.is(j, ":") && !self.is(j + 1, ":") && !self.is(j - 1, ":"))?;
-        let only_way_in = label == open + 1 || (self.is(label - 1, ";") && {
-            let start = (open + 1..label - 1).rev().find(|&j| matches!(self.str(j), ";" | "{" | "}" | ":")).map_or(open + 1, |j| j + 1);
-            matches!(self.str(start), "break" | "return")
-        });
-        only_way_in.then_some(label + 1..colon)
     }
 
     /// Whether the mention at `i` of a launched kernel may hand it to code
@@ -425,21 +370,69 @@ impl<'t> Scanner<'t> {
     }
 }
 
+/// Where names are, for lookups from every launch without rescanning.
+struct Names<'t> {
+    /// The declarations of each name, in text order.
+    declarations: FxHashMap<&'t str, Vec<usize>>,
+    /// Every mention of each name, in text order.
+    mentions: FxHashMap<&'t str, Vec<usize>>,
+    /// Per token, whether it is in a launch's configuration (`<<<…>>>`).
+    in_config: Vec<bool>,
+    /// The mentions of each name that declare a variable (`int k = …`,
+    /// a parameter `int k)`), in text order.
+    variables: FxHashMap<&'t str, Vec<usize>>,
+    /// Whether a function body (by its `{`) never changes a name.
+    unchanged: std::cell::RefCell<FxHashMap<(usize, &'t str), bool>>,
+}
+
+impl<'t> Names<'t> {
+    fn new(s: &Scanner<'t>, sites: &[Site]) -> Names<'t> {
+        let mut declarations: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        let mut mentions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        let mut variables: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        for j in (0..s.toks.len()).filter(|&j| s.toks[j].kind == Kind::Ident) {
+            mentions.entry(s.str(j)).or_default().push(j);
+            if s.declaration_words(j).is_some() {
+                declarations.entry(s.str(j)).or_default().push(j);
+            }
+            let typed = j > 0 && (DECLARATION_WORDS.contains(&s.str(j - 1)) || matches!(s.str(j - 1), "float" | "double" | "bool" | "char" | "half"));
+            if typed && matches!(s.str(j + 1), "=" | ";" | "," | "[" | ")") {
+                variables.entry(s.str(j)).or_default().push(j);
+            }
+        }
+        let mut in_config = vec![false; s.toks.len()];
+        for site in sites {
+            in_config[site.config.clone()].iter_mut().for_each(|c| *c = true);
+        }
+        Names { declarations, mentions, in_config, variables, unchanged: Default::default() }
+    }
+
+    /// Whether the name at `i` is a variable declared in a scope around it
+    /// (`int k = …` in a kernel named `k`), not the kernel.
+    fn shadowed(&self, s: &Scanner, i: usize) -> bool {
+        let around = |j: usize| s.brace_of[j].is_none_or(|b| b < i && s.close[b].is_none_or(|c| i < c));
+        self.variables.get(s.str(i)).is_some_and(|v| v.iter().take_while(|&&j| j <= i).any(|&j| around(j)))
+    }
+
+    /// The mentions of `word` within the token range `r`.
+    fn mentions_in(&self, word: &str, r: Range<usize>) -> &[usize] {
+        let Some(all) = self.mentions.get(word) else { return &[] };
+        &all[all.partition_point(|&j| j < r.start)..all.partition_point(|&j| j < r.end)]
+    }
+}
+
 /// Evaluates launch components as seen at one launch.
 struct Eval<'s, 't> {
     s: &'s Scanner<'t>,
     /// The launch's kernel-name token: declarations are looked for before it.
     at: usize,
-    /// The configuration arguments of every launch.
-    configs: &'s [Range<usize>],
-    /// The declarations of each name, in text order.
-    declarations: &'s FxHashMap<&'t str, Vec<usize>>,
+    names: &'s Names<'t>,
 }
 
 /// Declarations followed through other declarations at most this deep.
 const MAX_DEPTH: u32 = 8;
 
-impl Eval<'_, '_> {
+impl<'t> Eval<'_, 't> {
     /// A `dim3` argument: `dim3(a, b, c)`, `{a, b}`, an integer expression, or a variable holding one.
     fn dims(&self, r: Range<usize>, depth: u32) -> [Option<u32>; 3] {
         const UNKNOWN: [Option<u32>; 3] = [None; 3];
@@ -504,7 +497,7 @@ impl Eval<'_, '_> {
         if let Some(value) = self.case_value(word, depth) {
             return Some([Some(value), Some(1), Some(1)]);
         }
-        let before = self.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
+        let before = self.names.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
         // The declarations in scope at the launch: in its function, in a
         // brace block that encloses the launch (`if (…) { dim3 b(32); k<<<1, b>>>(); }
         // else { dim3 b(1024); … }` declares `b` twice); the innermost shadows.
@@ -520,7 +513,7 @@ impl Eval<'_, '_> {
             .collect();
         let (decl, words) = match (visible.last(), body) {
             (Some(&(decl, open, close)), Some(_)) => {
-                let untouched = (open..close).all(|j| j == decl || !s.is(j, word) || self.configs.iter().any(|c| c.contains(&j)));
+                let untouched = self.names.mentions_in(word, open..close).iter().all(|&j| j == decl || self.names.in_config[j]);
                 untouched.then_some(())?;
                 (decl, s.declaration_words(decl)?)
             }
@@ -547,20 +540,46 @@ impl Eval<'_, '_> {
     }
 }
 
-impl Eval<'_, '_> {
+impl<'t> Eval<'_, 't> {
     /// Whether the function around the launch never changes `word`: then
     /// every mention of it there is one value.
-    fn unchanged(&self, word: &str) -> bool {
+    fn unchanged(&self, word: &'t str) -> bool {
         let s = self.s;
         let Some(body) = s.body_of[self.at] else { return false };
         let Some(close) = s.close[body] else { return false };
-        (body..close).all(|j| !s.is(j, word) || (j > 0 && matches!(s.str(j - 1), "." | ">")) || !s.written(j))
+        *self.names.unchanged.borrow_mut().entry((body, word)).or_insert_with(|| {
+            let member = |j: usize| j > 0 && matches!(s.str(j - 1), "." | ">");
+            self.names.mentions_in(word, body..close).iter().all(|&j| member(j) || !s.written(j))
+        })
+    }
+
+    /// The `case` label's value tokens the launch runs under when it sits
+    /// in a `switch (word)` and only that label leads there (the first
+    /// label, or one after `break;`/`return …;`).
+    fn case_value_label(&self, word: &str) -> Option<Range<usize>> {
+        let s = self.s;
+        let mut open = s.enclosing_brace(self.at)?;
+        while !(open >= 4 && s.is(open - 1, ")") && s.is(open - 2, word) && s.is(open - 3, "(") && s.is(open - 4, "switch")) {
+            open = s.enclosing_brace(open)?;
+        }
+        // The last label before the launch at the switch body's own level.
+        let last = |w: &str| self.names.mentions_in(w, open + 1..self.at).iter().rev().find(|&&j| s.brace_of[j] == Some(open)).copied();
+        let label = match (last("case"), last("default")) {
+            (Some(c), d) if d.is_none_or(|d| d < c) => c,
+            _ => return None,
+        };
+        let colon = (label + 1..self.at).find(|&j| s.is(j, ":") && !s.is(j + 1, ":") && !s.is(j - 1, ":"))?;
+        let only_way_in = label == open + 1 || (s.is(label - 1, ";") && {
+            let start = (open + 1..label - 1).rev().find(|&j| matches!(s.str(j), ";" | "{" | "}" | ":")).map_or(open + 1, |j| j + 1);
+            matches!(s.str(start), "break" | "return")
+        });
+        only_way_in.then_some(label + 1..colon)
     }
 
     /// The value an unchanged variable has at the launch because the
     /// launch sits under its `case` in a `switch` on it.
-    fn case_value(&self, word: &str, depth: u32) -> Option<u32> {
-        let label = self.s.case_value_label(word, self.at)?;
+    fn case_value(&self, word: &'t str, depth: u32) -> Option<u32> {
+        let label = self.case_value_label(word)?;
         self.unchanged(word).then_some(())?;
         let v = Parser { e: self, pos: label.start, end: label.end, depth: depth + 1 }.whole()?;
         u32::try_from(v).ok()
@@ -596,7 +615,7 @@ impl Eval<'_, '_> {
         if r.len() == 1 && s.toks[r.start].kind == Kind::Ident {
             let word = s.str(r.start);
             let body = s.body_of[self.at];
-            let decl = self.declarations.get(word).and_then(|d| d.iter().rev().find(|&&j| j < self.at && s.body_of[j] == body && body.is_some()));
+            let decl = self.names.declarations.get(word).and_then(|d| d.iter().rev().find(|&&j| j < self.at && s.body_of[j] == body && body.is_some()));
             if let Some(&decl) = decl {
                 if s.declaration_words(decl).is_some_and(|w| w.contains(&"dim3")) && s.is(decl + 1, "(") && self.unchanged(word) {
                     return s.close[decl + 1].and_then(|c| s.split(decl + 2..c)).unwrap_or_default();
@@ -819,6 +838,17 @@ mod tests {
         let launches = kernel_launches(text);
         assert_eq!(launches.iter().map(|l| l.group).collect::<Vec<_>>(), [[Some(32), None, ONE]; 2]);
         assert_eq!(launches.iter().map(|l| l.group_args).collect::<Vec<_>>(), [[None; 3]; 2]);
+    }
+
+    #[test]
+    fn many_launches_in_deep_blocks_stay_fast() {
+        // Each launch looks up its enclosing blocks and `case` labels: with a
+        // scan back over the text per lookup this takes minutes.
+        let launches = "k<<<n, threads>>>(n, k);\n".repeat(20_000);
+        let text = format!("void host(int n, int k) {{ dim3 threads(32, k); switch (k) {{ case 8: {}{}{} }} }}\n", "{".repeat(2_000), launches, "}".repeat(2_000));
+        let found = kernel_launches(&text);
+        assert_eq!(found.len(), 20_000);
+        assert_eq!(found[0].group, [Some(32), Some(8), Some(1)]);
     }
 
     #[test]
