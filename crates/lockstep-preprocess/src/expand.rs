@@ -278,47 +278,43 @@ impl Preprocessor<'_> {
     /// Reads the parenthesized operand of a pragma operator: nothing is left
     /// of it, or, unterminated, the name and what was read, with an error.
     fn drop_pragma_operator(&mut self, input: &mut Input, name: &Token) -> Result<Vec<Token>, LimitHit> {
+        let (consumed, rparen) = self.read_parenthesized(input)?;
+        if rparen.is_some() {
+            return Ok(Vec::new());
+        }
+        let msg = format!("unterminated operand of `{}`", name.text);
+        self.diagnostics.push(error("preprocessor-error", name.span, msg));
+        let name = Token { hide: name.hide.with(&name.text), ..name.clone() };
+        Ok(std::iter::once(name).chain(consumed).collect())
+    }
+
+    /// Reads `(` and what follows up to its matching `)`: the tokens read
+    /// (the `(` first, the `)` apart), or all that was left when it never
+    /// closes.
+    fn read_parenthesized(&mut self, input: &mut Input) -> Result<(Vec<Token>, Option<Token>), LimitHit> {
         let mut consumed: Vec<Token> = self.input_next(input).into_iter().collect();
         let mut depth = 0usize;
-        loop {
-            let Some(t) = self.input_next(input) else {
-                let msg = format!("unterminated operand of `{}`", name.text);
-                self.diagnostics.push(error("preprocessor-error", name.span, msg));
-                let name = Token { hide: name.hide.with(&name.text), ..name.clone() };
-                return Ok(std::iter::once(name).chain(consumed).collect());
-            };
+        while let Some(t) = self.input_next(input) {
             self.charge([&t])?;
             if t.is_punct("(") {
                 depth += 1;
             } else if t.is_punct(")") {
                 if depth == 0 {
-                    return Ok(Vec::new());
+                    return Ok((consumed, Some(t)));
                 }
                 depth -= 1;
             }
             consumed.push(t);
         }
+        Ok((consumed, None))
     }
 
     fn collect_args(&mut self, input: &mut Input, m: &Macro, name: &Token) -> Result<Args, LimitHit> {
         let params = m.params.as_deref().unwrap_or_default();
-        let mut consumed: Vec<Token> = self.input_next(input).into_iter().collect();
-        let mut depth = 0usize;
-        let rparen = loop {
-            let Some(t) = self.input_next(input) else {
-                let msg = format!("unterminated argument list invoking macro `{}`", m.name);
-                return Ok(Args::Failed { consumed, diagnostic: error("preprocessor-error", name.span, msg) });
-            };
-            self.charge([&t])?;
-            if t.is_punct("(") {
-                depth += 1;
-            } else if t.is_punct(")") {
-                if depth == 0 {
-                    break t;
-                }
-                depth -= 1;
-            }
-            consumed.push(t);
+        let (mut consumed, rparen) = self.read_parenthesized(input)?;
+        let Some(rparen) = rparen else {
+            let msg = format!("unterminated argument list invoking macro `{}`", m.name);
+            return Ok(Args::Failed { consumed, diagnostic: error("preprocessor-error", name.span, msg) });
         };
         let mut args: Vec<Vec<Token>> = vec![Vec::new()];
         let mut depth = 0usize;
