@@ -41,7 +41,7 @@ seed=${SAMPLE_SEED:-1}
 # vendored root, as the project's own build passes them; system headers such
 # as <vector> stay missing on purpose: lockstep has no C++ standard library).
 sources=(
-    "llama-cpp-python 0.3.36 vendor/llama.cpp/ggml/include vendor/llama.cpp/ggml/src"
+    "llama-cpp-python 0.3.36 vendor/llama.cpp/ggml/include vendor/llama.cpp/ggml/src vendor/llama.cpp/ggml/src/ggml-metal"
 )
 
 mkdir -p "$corpus/dl" "$corpus/src"

@@ -87,10 +87,20 @@ impl<'a> Kernel<'a> {
         let max_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
         let (mut thread_axes, mut group_axes) = ([false; 3], [false; 3]);
         // Only ids something reads count: front ends materialize whole vectors.
+        // A wave's index within the group (`flat / wave size`) numbers the
+        // waves of a group that is one row wide as well as of any other
+        // shape: it does not say the kernel spreads threads along y or z.
+        let is = |v: Value, b: Builtin| matches!(f.inst(v).op, Op::Builtin(x) if x == b);
         let mut used = vec![false; f.insts.len()];
         for b in &f.blocks {
             for &v in &b.insts {
-                f.inst(v).op.for_each_operand(|o| used[o.index()] = true);
+                match f.inst(v).op {
+                    Op::Binary(BinOp::Div, flat, width) if is(flat, Builtin::LocalIndex) && is(width, Builtin::WaveSize) => {
+                        thread_axes[0] = true;
+                        used[width.index()] = true;
+                    }
+                    ref op => op.for_each_operand(|o| used[o.index()] = true),
+                }
             }
             if let Some(c) = b.term.condition() {
                 used[c.index()] = true;
@@ -1079,7 +1089,10 @@ impl Build<'_> {
                     self.p.equal(&a, &Lin::konst(0));
                 }
             }
-            _ if f.inst(c).ty.is_int() => {
+            // Anything else (a flag loaded from memory, a float comparison)
+            // is one unknown truth value per owner: a launch-wide flag
+            // sends every thread the same way.
+            _ if f.inst(c).ty.is_int() || f.inst(c).ty == Type::Bool => {
                 let a = self.val(s, c, 0);
                 if pol {
                     self.p.differ(&a, &Lin::konst(0));
