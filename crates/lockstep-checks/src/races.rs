@@ -172,7 +172,9 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
     }
 }
 
-fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kernel, index: Value, out: &mut Undecided) {
+/// `shared`: the uniformity at which both threads see one value (the group
+/// for threads of one group, the grid across groups).
+fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kernel, index: Value, shared: lockstep_analysis::Level, out: &mut Undecided) {
     let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
     let mut stack = vec![index];
     let mut seen = std::collections::HashSet::new();
@@ -197,8 +199,9 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
                 (Some("a value set differently on different branches".to_string()), true)
             }
             // The solver takes the arm a thread picks as any value (selects
-            // on constants are folded before any analysis).
-            Op::Select(c, _, _) if kernel.uni.level(*c) < lockstep_analysis::Level::Group => {
+            // on constants are folded before any analysis), even where the
+            // threads share the condition (`ntg.y == 1 ? gid : gid * ntg.y + tid`).
+            Op::Select(..) if kernel.uni.level(v) < shared => {
                 (Some("a value each thread picks by a condition (`c ? a : b`, `select`)".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
@@ -325,6 +328,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         _ => String::new(),
     };
     let mut undecided = Undecided::default();
+    let shared = if x.witness.as_ref().is_some_and(|w| w.groups.is_some()) { lockstep_analysis::Level::Grid } else { lockstep_analysis::Level::Group };
     let through_pointer = |at: &At| f.inst(at.inst).op.mem_ref().is_some_and(|r| matches!(r.root, lockstep_ir::Root::Ptr(_)));
     if x.alloc == Alloc::Unknown || through_pointer(&x.later) || x.earlier.as_ref().is_some_and(through_pointer) {
         // The witness picks the addresses the two pointers hold.
@@ -332,7 +336,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     }
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
-            undecided_inputs(m, f, kernel, r.index, &mut undecided);
+            undecided_inputs(m, f, kernel, r.index, shared, &mut undecided);
         }
         // An unmodelled construct stands for any access to the memory.
         if let Op::Call(Callee::Unmodelled(what), _) = &f.inst(at.inst).op {
