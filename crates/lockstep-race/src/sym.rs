@@ -87,10 +87,13 @@ impl<'a> Kernel<'a> {
         let max_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
         let (mut thread_axes, mut group_axes) = ([false; 3], [false; 3]);
         // Only ids something reads count: front ends materialize whole vectors.
-        // A wave's index within the group (`flat / wave size`) numbers the
-        // waves of a group that is one row wide as well as of any other
-        // shape: it does not say the kernel spreads threads along y or z.
+        // A wave's index within the group (`flat / wave size`) and the
+        // group's thread count (`x * y * z`, as in the number of waves)
+        // are the same for a group one row wide as for any other shape:
+        // they do not say the kernel spreads threads along y or z.
         let is = |v: Value, b: Builtin| matches!(f.inst(v).op, Op::Builtin(x) if x == b);
+        let extent = |v: Value| matches!(f.inst(v).op, Op::Builtin(Builtin::GroupSize(_)));
+        let count = |v: Value| extent(v) || matches!(f.inst(v).op, Op::Binary(BinOp::Mul, p, q) if extent(p) && extent(q));
         let mut used = vec![false; f.insts.len()];
         for b in &f.blocks {
             for &v in &b.insts {
@@ -98,6 +101,11 @@ impl<'a> Kernel<'a> {
                     Op::Binary(BinOp::Div, flat, width) if is(flat, Builtin::LocalIndex) && is(width, Builtin::WaveSize) => {
                         thread_axes[0] = true;
                         used[width.index()] = true;
+                    }
+                    Op::Binary(BinOp::Mul, p, q) if count(p) && count(q) => {
+                        thread_axes[0] = true;
+                        used[p.index()] |= !extent(p);
+                        used[q.index()] |= !extent(q);
                     }
                     ref op => op.for_each_operand(|o| used[o.index()] = true),
                 }
