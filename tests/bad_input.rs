@@ -66,6 +66,20 @@ fn an_error_inside_a_balanced_function_skips_only_that_function() {
 }
 
 #[test]
+fn a_kernel_calling_a_helper_that_does_not_parse_is_not_checked() {
+    // What `helper` does is a guess past its syntax error: nothing is
+    // reported for `uses_broken`, which is named as not checked.
+    let src = "__device__ void helper(int* a) {\n  if (threadIdx.x < 3 { a[0] = 1; }\n  if (threadIdx.x < 3) __syncthreads();\n}\n\
+               __global__ void uses_broken(int* a) {\n  helper(a);\n}\n\
+               __global__ void fine(int* a) {\n  if (threadIdx.x < 3)\n    __syncthreads();\n}\n";
+    let diags = check_bytes("helper.cu", src.as_bytes());
+    assert!(has(&diags, "parse-error", 2), "{diags:?}");
+    assert!(has(&diags, "parse-error", 5), "{diags:?}");
+    assert!(!has(&diags, "barrier-in-divergent-cf", 3), "{diags:?}");
+    assert!(has(&diags, "barrier-in-divergent-cf", 10), "{diags:?}");
+}
+
+#[test]
 fn unterminated_comment_and_macro_call() {
     let diags = check_bytes("comment.cu", b"__global__ void k() {\n  if (threadIdx.x) __syncthreads();\n}\n/* never closed\n");
     assert!(has(&diags, "unterminated-comment", 4), "{diags:?}");

@@ -108,6 +108,10 @@ pub struct FnLowerer<'c, 't> {
     pub receiver: Option<Place>,
     /// Captured device views (C++ AMP `array_view`), by name.
     pub views: FxHashMap<String, DeviceView>,
+    /// A helper the kernel calls whose definition does not parse (its name
+    /// and the call): the kernel is then not checked, as one that does not
+    /// parse itself, rather than checked on a guess of what the helper does.
+    pub unparsed_callee: Option<(String, Span)>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -152,6 +156,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             group_size: info.group_size,
             receiver: None,
             views: FxHashMap::default(),
+            unparsed_callee: None,
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -171,6 +176,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     "with its helpers inlined it has over {} operations; lockstep reports nothing for it rather than a partial result",
                     crate::ssa::MAX_KERNEL_OPERATIONS
                 ));
+            l.cx.diags.push(d);
+            return None;
+        }
+        if let Some((callee, call)) = l.unparsed_callee.take() {
+            let name = l.f.name.clone();
+            let d = Diagnostic::new("parse-error", Severity::Warning, span, format!("kernel `{name}` was not checked"))
+                .with_primary_label(format!("calls `{callee}`, which does not parse"))
+                .with_label(call, "called here")
+                .with_note("what the helper does is a guess where its syntax could not be read; fix the syntax error (or define the macros it needs) to check this kernel");
             l.cx.diags.push(d);
             return None;
         }
@@ -933,6 +947,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
             self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
             return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
+        }
+        if def.has_error() && self.unparsed_callee.is_none() {
+            self.unparsed_callee = Some((name.to_string(), span));
         }
         let site = self.f.inline_sites.len() as u32;
         self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
