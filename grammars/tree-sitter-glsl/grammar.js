@@ -160,6 +160,13 @@ module.exports = grammar(C, {
             'shaderRecordNV',
         ),
 
+        // A constructor named by a C primitive type (`float(x)`, `uint32_t(x)`):
+        // after `(` C would lex the type as the start of a cast.
+        call_expression: ($, original) => choice(
+            original,
+            prec(15, seq(field('function', $.primitive_type), field('arguments', $.argument_list))),
+        ),
+
         layout_specification: ($) => seq("layout", $.layout_qualifiers),
         layout_qualifiers: ($) => seq("(", $.qualifier, repeat(seq(",", $.qualifier)), ")"),
         qualifier: ($) => choice("shared", $.identifier, seq($.identifier, "=", $.expression)),

@@ -33,3 +33,12 @@ fn interface_blocks_parse_with_and_without_an_instance_name() {
     assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
     assert_eq!(top_level_kinds(&tree), ["declaration"; 5]);
 }
+
+#[test]
+fn constructors_named_by_c_types_are_calls_after_a_parenthesis() {
+    let src = "void main() { uint a = uint((float(i) + 1.0)); uint b = ~(uint32_t(x[i].h[0]) | (uint32_t(y) << 16)); }\n";
+    let tree = parse(src);
+    assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+    let sexp = tree.root_node().to_sexp();
+    assert_eq!(sexp.matches("(call_expression function: (primitive_type)").count(), 3, "{sexp}");
+}
