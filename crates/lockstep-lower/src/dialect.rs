@@ -12,6 +12,9 @@ pub enum BuiltinVar {
     Const(u32),
     /// One builtin (`gl_LocalInvocationIndex`).
     Scalar(Builtin),
+    /// A value computed from builtins, as the parameter semantic of that
+    /// meaning is (`gl_SubgroupID`: the flat index over the wave width).
+    Computed(Semantic),
     /// The invocation's id in the whole dispatch, per axis
     /// `group id * group size + local id` (`gl_GlobalInvocationID`).
     GlobalId,
@@ -1068,6 +1071,8 @@ pub static GLSL: Dialect = Dialect {
         ("gl_LocalInvocationIndex", BuiltinVar::Scalar(Builtin::LocalIndex)),
         ("gl_SubgroupInvocationID", BuiltinVar::Scalar(Builtin::LaneId)),
         ("gl_SubgroupSize", BuiltinVar::Scalar(Builtin::WaveSize)),
+        ("gl_SubgroupID", BuiltinVar::Computed(Semantic::WaveIndex)),
+        ("gl_NumSubgroups", BuiltinVar::Computed(Semantic::WavesPerGroup)),
     ],
     semantics: &[],
     builtin_calls: &[],

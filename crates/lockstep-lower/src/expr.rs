@@ -391,6 +391,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.builtin(b, span);
                     self.scalar(v)
                 }
+                BuiltinVar::Computed(sem) => {
+                    let ty = SrcType::Scalar(Type::U32);
+                    let vals = self.semantic_values(sem, &ty, span);
+                    RV { vals, ty }
+                }
                 BuiltinVar::Vec3(_) | BuiltinVar::GlobalId => {
                     let vals = (0..3).map(|a| self.builtin_var_axis(bv, a, span)).collect();
                     RV { vals, ty: SrcType::Vector(Type::U32, 3) }

@@ -442,7 +442,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
-    fn semantic_values(&mut self, sem: Semantic, ty: &SrcType, span: Span) -> Vec<Value> {
+    pub(crate) fn semantic_values(&mut self, sem: Semantic, ty: &SrcType, span: Span) -> Vec<Value> {
         let n = ty.cells(&self.cx.structs).clamp(1, 3) as u8;
         (0..n)
             .map(|a| match sem {
