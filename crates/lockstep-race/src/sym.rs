@@ -343,6 +343,8 @@ enum Owner {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Tid(u8, u8),
+    /// A side's lane when the wave width is not fixed.
+    Lane(u8),
     WaveSize,
     Gid(Owner, u8),
     BlockDim(u8),
@@ -794,21 +796,16 @@ impl Build<'_> {
                     }
                 }
             }
-            // Lanes are the flat index modulo the wave size, whether a
-            // width is fixed or a symbol (one width for both threads).
-            Builtin::LaneId => {
-                let flat = self.builtin(s, Builtin::LocalIndex);
-                match q.k.wave_size {
-                    Some(w) => {
-                        let w = w.max(1) as i128;
-                        self.func(FnOp::Rem, flat, Lin::konst(w), 0, w - 1)
-                    }
-                    None => {
-                        let w = self.builtin(s, Builtin::WaveSize);
-                        self.func(FnOp::Rem, flat, w, 0, MAX_WAVE - 1)
-                    }
+            // Lanes are the flat index modulo the wave size; with a width
+            // nobody fixed, any lane of the widest wave.
+            Builtin::LaneId => match q.k.wave_size {
+                Some(w) => {
+                    let flat = self.builtin(s, Builtin::LocalIndex);
+                    let w = w.max(1) as i128;
+                    self.func(FnOp::Rem, flat, Lin::konst(w), 0, w - 1)
                 }
-            }
+                None => Lin::var(self.var(Key::Lane(s), 0, MAX_WAVE - 1)),
+            },
             Builtin::WaveSize => match q.k.wave_size {
                 Some(w) => Lin::konst(w.max(1) as i128),
                 None => Lin::var(self.var(Key::WaveSize, MIN_WAVE, MAX_WAVE)),
