@@ -1,7 +1,8 @@
 //! The static race check against brute force: random small CUDA kernels with
 //! shared-memory accesses at affine (and xor / modulo / shift) indices of the
-//! thread id, under optional guards, barriers, fences and a two-iteration
-//! loop around all of them or a prefix (the rest after the loop). For every pair of accesses that share a barrier interval, every
+//! thread id, under optional guards, barriers (some behind a flag that the
+//! first pass of a loop flips), fences and a two-iteration loop around all
+//! of them or a prefix (the rest after the loop). For every pair of accesses that share a barrier interval, every
 //! pair of different threads of the group is enumerated; each pair that
 //! touches one cell (at least one writing) must be reported, and the witness
 //! threads a report names must really conflict. Reports of pairs the
@@ -98,6 +99,9 @@ impl Guard {
 #[derive(Clone, Debug)]
 enum Stmt {
     Barrier,
+    /// `if (flag) __syncthreads(); flag = !init;` with the flag starting at
+    /// `init`: in a loop, a barrier only the first pass runs, or every pass but the first.
+    FlagBarrier { init: bool },
     Fence,
     Access { write: bool, guard: Guard, index: Index },
 }
@@ -115,7 +119,11 @@ struct Kernel {
 /// Source lines of the kernel; body statement i is on line `first_line + i`.
 fn render(k: &Kernel) -> (String, u32) {
     let bounds = if k.bounded { format!("__launch_bounds__({}) ", k.group) } else { String::new() };
-    let mut s = format!("__global__ void {bounds}k(float* out)\n{{\n    __shared__ float s[64];\n    float acc = 0.0f;\n");
+    let flags: String = k.body.iter().enumerate().filter_map(|(i, st)| match st {
+        Stmt::FlagBarrier { init } => Some(format!(" bool f{i} = {init};")),
+        _ => None,
+    }).collect();
+    let mut s = format!("__global__ void {bounds}k(float* out)\n{{\n    __shared__ float s[64];\n    float acc = 0.0f;{flags}\n");
     let mut line = 5;
     if k.looped > 0 {
         s.push_str("    for (int it = 0; it < 2; ++it) {\n");
@@ -130,6 +138,7 @@ fn render(k: &Kernel) -> (String, u32) {
         s.push_str("        ");
         match st {
             Stmt::Barrier => s.push_str("__syncthreads();"),
+            Stmt::FlagBarrier { init } => s.push_str(&format!("if (f{i}) __syncthreads(); f{i} = {};", !init)),
             Stmt::Fence => s.push_str("__threadfence_block();"),
             Stmt::Access { write: true, guard, index } => s.push_str(&format!("{}s[{}] = acc + 1.0f;", guard.text(), index.text(k.group))),
             Stmt::Access { write: false, guard, index } => s.push_str(&format!("{}acc += s[{}];", guard.text(), index.text(k.group))),
@@ -148,9 +157,10 @@ fn generate(rng: &mut Rng) -> Kernel {
     let n = 2 + rng.below(5) as usize;
     let mut body = Vec::new();
     for _ in 0..n {
-        let st = match rng.below(10) {
+        let st = match rng.below(11) {
             0 | 1 => Stmt::Barrier,
             2 => Stmt::Fence,
+            3 => Stmt::FlagBarrier { init: rng.below(2) == 0 },
             _ => {
                 let index = match rng.below(6) {
                     0 | 1 => Index::Affine(rng.below(3), rng.below(5)),
@@ -184,47 +194,45 @@ fn generate(rng: &mut Rng) -> Kernel {
 type Races = BTreeSet<(u32, i64, u32, i64)>;
 
 fn enumerate(k: &Kernel, first_line: u32) -> Races {
-    // Barrier intervals in text order; a loop joins the last interval of one
-    // iteration with the first of the next (or, without a barrier, makes its
-    // body one interval), and what follows the loop continues its last
-    // iteration's last interval.
-    let mut seg = 0;
-    let mut segment_of = Vec::new();
-    let mut last = 0;
-    for (i, st) in k.body.iter().enumerate() {
-        if i == k.looped {
-            last = seg;
-        }
-        if matches!(st, Stmt::Barrier) {
-            seg += 1;
-        }
-        segment_of.push(seg);
+    // The statements in the order one thread runs them (two passes of the
+    // loop, then the rest), cut into barrier intervals by the barriers that run.
+    let mut order: Vec<usize> = (0..k.looped).chain(0..k.looped).chain(k.looped..k.body.len()).collect();
+    if k.looped == 0 {
+        order = (0..k.body.len()).collect();
     }
-    if k.looped == k.body.len() {
-        last = seg;
+    let mut flag = vec![None; k.body.len()];
+    let mut intervals: Vec<Vec<usize>> = vec![Vec::new()];
+    for i in order {
+        let runs_barrier = match k.body[i] {
+            Stmt::Barrier => true,
+            Stmt::FlagBarrier { init } => std::mem::replace(&mut flag[i], Some(!init)).unwrap_or(init),
+            _ => false,
+        };
+        if runs_barrier {
+            intervals.push(Vec::new());
+        } else if matches!(k.body[i], Stmt::Access { .. }) {
+            intervals.last_mut().unwrap().push(i);
+        }
     }
-    let in_loop = |i: usize| i < k.looped;
-    let same_interval = |i: usize, j: usize| {
-        let (a, b) = (segment_of[i], segment_of[j]);
-        a == b || (in_loop(i) && in_loop(j) && ((a == last && b == 0) || (a == 0 && b == last)))
-    };
     let mut out = BTreeSet::new();
-    for i in 0..k.body.len() {
-        for j in i..k.body.len() {
-            let (Stmt::Access { write: wi, guard: gi, index: xi }, Stmt::Access { write: wj, guard: gj, index: xj }) = (&k.body[i], &k.body[j]) else { continue };
-            if !(*wi || *wj) || !same_interval(i, j) {
-                continue;
-            }
-            for t1 in 0..k.group {
-                for t2 in 0..k.group {
-                    if t1 == t2 || !gi.holds(t1) || !gj.holds(t2) {
-                        continue;
-                    }
-                    let (c1, c2) = (xi.eval(t1, k.group), xj.eval(t2, k.group));
-                    if c1 == c2 && (0..SIZE).contains(&c1) {
-                        let (li, lj) = (first_line + i as u32, first_line + j as u32);
-                        out.insert((li, t1, lj, t2));
-                        out.insert((lj, t2, li, t1));
+    for interval in &intervals {
+        for (n, &i) in interval.iter().enumerate() {
+            for &j in &interval[n..] {
+                let (Stmt::Access { write: wi, guard: gi, index: xi }, Stmt::Access { write: wj, guard: gj, index: xj }) = (&k.body[i], &k.body[j]) else { continue };
+                if !(*wi || *wj) {
+                    continue;
+                }
+                for t1 in 0..k.group {
+                    for t2 in 0..k.group {
+                        if t1 == t2 || !gi.holds(t1) || !gj.holds(t2) {
+                            continue;
+                        }
+                        let (c1, c2) = (xi.eval(t1, k.group), xj.eval(t2, k.group));
+                        if c1 == c2 && (0..SIZE).contains(&c1) {
+                            let (li, lj) = (first_line + i as u32, first_line + j as u32);
+                            out.insert((li, t1, lj, t2));
+                            out.insert((lj, t2, li, t1));
+                        }
                     }
                 }
             }

@@ -9,7 +9,7 @@
 //! instances, which is the only way they can race within a group.
 
 use lockstep_analysis::Cfg;
-use lockstep_ir::{BlockId, CmpOp, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Value};
+use lockstep_ir::{BlockId, CmpOp, Function, GlobalId, GlobalKind, MemRef, MemSpace, Module, Op, Root, Terminator, UnOp, Value};
 use rustc_hash::FxHashSet as HashSet;
 use smallvec::SmallVec;
 
@@ -215,6 +215,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                 .collect()
         })
         .collect();
+    let flags = Flags::of(f);
     let mut out = Vec::new();
     for (start, block, from) in starts {
         if f.blocks.is_empty() {
@@ -229,9 +230,11 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         let mut members: Vec<(usize, Offsets)> = Vec::new();
         let mut recorded: HashSet<(usize, Off)> = HashSet::with_capacity_and_hasher(accesses.len(), Default::default());
         // `entering`: this visit of a loop header is that loop's first test.
-        let mut seen: HashSet<(BlockId, Off, bool)> = HashSet::with_capacity_and_hasher(2 * f.blocks.len(), Default::default());
-        let mut work: Vec<(BlockId, usize, Off, bool)> = vec![(block, from, init, false)];
-        while let Some((b, from, off, entering)) = work.pop() {
+        let mut seen: HashSet<(BlockId, Off, bool, FlagValues)> = HashSet::with_capacity_and_hasher(2 * f.blocks.len(), Default::default());
+        // What the flags hold before the start is not known.
+        let unknown: FlagValues = SmallVec::from_elem(None, flags.phis.len());
+        let mut work: Vec<(BlockId, usize, Off, bool, FlagValues)> = vec![(block, from, init, false, unknown)];
+        while let Some((b, from, off, entering, held)) = work.pop() {
             let mut stopped = false;
             for &(pos, event) in &events[b.index()] {
                 if pos < from {
@@ -252,7 +255,11 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             if stopped {
                 continue;
             }
+            let taken = flags.taken(f, b, &held);
             for &s in &cfg.succs[b.index()] {
+                if taken.is_some_and(|t| t != s) {
+                    continue;
+                }
                 // A loop whose first test always passes is never skipped.
                 if let (true, Some(l)) = (entering, always_entered[b.index()]) {
                     if !cfg.loops_of[s.index()].contains(&l) {
@@ -278,14 +285,153 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                     }
                     None => false,
                 };
-                if seen.insert((s, next.clone(), entering_s)) {
-                    work.push((s, 0, next, entering_s));
+                let held_s = flags.enter(f, b, s, &held);
+                if seen.insert((s, next.clone(), entering_s, held_s.clone())) {
+                    work.push((s, 0, next, entering_s, held_s));
                 }
             }
         }
         out.push(Interval { start, members });
     }
     out
+}
+
+/// The values of the tracked flags along one path (None: not known).
+type FlagValues = SmallVec<[Option<i64>; 4]>;
+
+/// Flags: phis that only ever hold constants or other flags and that decide
+/// a branch (`bool need_barrier = false; for (…) { if (need_barrier)
+/// barrier(); need_barrier = true; … }`). The interval walk carries their
+/// values so that it does not follow a branch the path has already decided:
+/// after the first iteration that barrier opens every iteration.
+struct Flags {
+    phis: Vec<Value>,
+    /// Per instruction, its position in `phis`.
+    slot: Vec<Option<usize>>,
+}
+
+impl Flags {
+    /// More flags than this are not tracked: each one can double the walk's states.
+    const MOST: usize = 6;
+
+    fn of(f: &Function) -> Flags {
+        let is_phi = |v: Value| matches!(f.inst(v).op, Op::Phi(_));
+        let mut candidate = vec![false; f.insts.len()];
+        for b in f.block_ids() {
+            for &v in &f.block(b).insts {
+                candidate[v.index()] = is_phi(v);
+            }
+        }
+        // Drop phis fed by anything but constants and candidates, to a fixed point.
+        loop {
+            let mut changed = false;
+            for b in f.block_ids() {
+                for &v in &f.block(b).insts {
+                    if let (true, Op::Phi(incoming)) = (candidate[v.index()], &f.inst(v).op) {
+                        if !incoming.iter().all(|&(_, x)| f.as_int(x).is_some() || candidate[x.index()]) {
+                            candidate[v.index()] = false;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Keep those a branch tests, and the flags they are copied from.
+        let mut phis = Vec::new();
+        let mut slot = vec![None; f.insts.len()];
+        let mut work: Vec<Value> = Vec::new();
+        for b in f.block_ids() {
+            if let Terminator::Branch { cond, .. } | Terminator::Switch { value: cond, .. } = f.block(b).term {
+                tested_flags(f, cond, &candidate, &mut work);
+            }
+        }
+        while let Some(v) = work.pop() {
+            if slot[v.index()].is_some() {
+                continue;
+            }
+            if phis.len() == Flags::MOST {
+                return Flags { phis: Vec::new(), slot: Vec::new() };
+            }
+            slot[v.index()] = Some(phis.len());
+            phis.push(v);
+            if let Op::Phi(incoming) = &f.inst(v).op {
+                work.extend(incoming.iter().map(|&(_, x)| x).filter(|x| candidate[x.index()]));
+            }
+        }
+        Flags { phis, slot }
+    }
+
+    /// The value of `v` on a path where the flags hold `held`.
+    fn value(&self, f: &Function, v: Value, held: &FlagValues) -> Option<i64> {
+        if let Some(i) = self.slot.get(v.index()).copied().flatten() {
+            return held[i];
+        }
+        match &f.inst(v).op {
+            Op::Const(_) => f.as_int(v),
+            Op::Unary(UnOp::LNot, x) => self.value(f, *x, held).map(|x| (x == 0) as i64),
+            Op::Cmp(op, x, y) => {
+                let (x, y) = (self.value(f, *x, held)?, self.value(f, *y, held)?);
+                // Order only values no signedness reading can change.
+                if !matches!(op, CmpOp::Eq | CmpOp::Ne) && !(0..=i32::MAX as i64).contains(&x.min(y)) {
+                    return None;
+                }
+                Some(match op {
+                    CmpOp::Eq => x == y,
+                    CmpOp::Ne => x != y,
+                    CmpOp::Lt => x < y,
+                    CmpOp::Le => x <= y,
+                    CmpOp::Gt => x > y,
+                    CmpOp::Ge => x >= y,
+                } as i64)
+            }
+            _ => None,
+        }
+    }
+
+    /// The one successor of `b` a path with these flag values takes, if its branch is decided.
+    fn taken(&self, f: &Function, b: BlockId, held: &FlagValues) -> Option<BlockId> {
+        if self.phis.is_empty() {
+            return None;
+        }
+        match &f.block(b).term {
+            Terminator::Branch { cond, then_to, else_to } => Some(if self.value(f, *cond, held)? != 0 { *then_to } else { *else_to }),
+            Terminator::Switch { value, cases, default } => {
+                let v = self.value(f, *value, held)? as u64;
+                Some(cases.iter().find(|c| c.0 == v).map_or(*default, |c| c.1))
+            }
+            _ => None,
+        }
+    }
+
+    /// The flag values after the edge `from -> to`, whose phis all take their value at once.
+    fn enter(&self, f: &Function, from: BlockId, to: BlockId, held: &FlagValues) -> FlagValues {
+        let mut next = held.clone();
+        for &v in &f.block(to).insts {
+            let Op::Phi(incoming) = &f.inst(v).op else { continue };
+            let Some(i) = self.slot[v.index()] else { continue };
+            next[i] = incoming.iter().find(|x| x.0 == from).and_then(|&(_, x)| self.value(f, x, held));
+        }
+        next
+    }
+}
+
+/// The flag candidates a branch condition tests (through `!` and comparisons).
+fn tested_flags(f: &Function, cond: Value, candidate: &[bool], out: &mut Vec<Value>) {
+    if candidate[cond.index()] {
+        out.push(cond);
+        return;
+    }
+    match &f.inst(cond).op {
+        Op::Unary(UnOp::LNot, x) => tested_flags(f, *x, candidate, out),
+        Op::Cmp(_, x, y) => {
+            tested_flags(f, *x, candidate, out);
+            tested_flags(f, *y, candidate, out);
+        }
+        _ => {}
+    }
 }
 
 /// The loop `b` heads.
@@ -311,7 +457,7 @@ impl CountedLoop {
         if lp.exiting != [lp.header] {
             return None;
         }
-        let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = &f.block(lp.header).term else { return None };
+        let Terminator::Branch { cond, then_to, else_to } = &f.block(lp.header).term else { return None };
         let inside = |b: BlockId| lp.blocks.binary_search(&b).is_ok();
         let stays = match (inside(*then_to), inside(*else_to)) {
             (true, false) => true,
