@@ -159,6 +159,10 @@ fn unspecified_inputs(module: &lockstep_ir::Module, entry: lockstep_ir::FuncId, 
         if global.space == lockstep_ir::MemSpace::Shared && global.len.is_none() && !sized_by_launch {
             missing.push(format!("the length of shared array `{}`", global.name));
         }
+        // A pipeline constant without a default has no value until the host gives one.
+        if global.open_value == Some(lockstep_ir::OpenValue::PipelineConstant) && global.init.is_empty() && !given(&global.name) {
+            missing.push(format!("pipeline constant `{}`", global.name));
+        }
     }
     missing
 }

@@ -149,3 +149,18 @@ fn usage_and_input_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).starts_with("error: syntax.toml: malformed launch file: "), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_pipeline_constant_without_a_default_must_be_given() {
+    let d = dir("override");
+    let kernel = "override step: u32;\n@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\n@compute @workgroup_size(4)\nfn fill(@builtin(local_invocation_index) i: u32) {\n    out[i] = i * step;\n}\n";
+    std::fs::write(d.join("fill.wgsl"), kernel).unwrap();
+    std::fs::write(d.join("fill.toml"), "[buffers.out]\nlen = 4\noutput = \"-\"\n").unwrap();
+    let o = lockstep(&d, &["run", "fill.wgsl", "--input", "fill.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("does not give pipeline constant `step`"), "{}", text(&o.stderr));
+    std::fs::write(d.join("given.toml"), "[constants]\nstep = 3\n[buffers.out]\nlen = 4\noutput = \"-\"\n").unwrap();
+    let o = lockstep(&d, &["run", "fill.wgsl", "--input", "given.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("out = [0, 3, 6, 9]"), "{}", text(&o.stdout));
+}

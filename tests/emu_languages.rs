@@ -344,3 +344,43 @@ fn opencl_wide_vectors_and_vector_literals_compute_exactly() {
     let want: Vec<u32> = [34.0f32, 44.0, 54.0, 64.0].iter().map(|v| v.to_bits()).collect();
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
+
+const SCALED_WGSL: &str = r#"override factor: u32 = 3u;
+override shift: u32 = 0u;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(8)
+fn scale(@builtin(local_invocation_index) lid: u32) {
+    out[lid + shift] = lid * factor;
+}
+"#;
+
+const SCALED_GLSL: &str = r#"#version 450
+layout(constant_id = 0) const uint FACTOR = 3;
+layout(constant_id = 1) const uint SHIFT = 0;
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Out { uint values[]; };
+
+void main()
+{
+    uint lid = gl_LocalInvocationID.x;
+    values[lid + SHIFT] = lid * FACTOR;
+}
+"#;
+
+#[test]
+fn pipeline_constants_take_their_defaults_or_the_launch_files_values() {
+    for (name, lang, text, entry, buffer, factor, shift) in [
+        ("scale.wgsl", Lang::Wgsl, SCALED_WGSL, "scale", "out", "factor", "shift"),
+        ("scale.comp", Lang::Glsl, SCALED_GLSL, "main", "values", "FACTOR", "SHIFT"),
+    ] {
+        let defaults = format!("[buffers.{buffer}]\nlen = 16\n");
+        let (db, o) = compile_and_run(name, lang, text, entry, &defaults, RunConfig::default());
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer(buffer).unwrap().u32s()[..8], (0..8u32).map(|i| 3 * i).collect::<Vec<_>>()[..], "{name}");
+        let chosen = format!("[constants]\n{factor} = 5\n{shift} = 4\n{defaults}");
+        let (db, o) = compile_and_run(name, lang, text, entry, &chosen, RunConfig::default());
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer(buffer).unwrap().u32s()[4..12], (0..8u32).map(|i| 5 * i).collect::<Vec<_>>()[..], "{name}");
+    }
+}

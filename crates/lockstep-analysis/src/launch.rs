@@ -272,7 +272,7 @@ mod tests {
             len: Some(len),
             coherent: false,
             texel_width: 0,
-            unfixed_template_value: false,
+            open_value: None,
             init: Vec::new(),
             span: sp(),
         })

@@ -297,8 +297,11 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
         None => format!("thread {}", tuple(w.threads[i])),
     };
     let cell = cell_name(m, f, x.alloc, Some(w)).map_or_else(|| format!("an element of `{}`", alloc_name(m, f, x.alloc)), |c| format!("`{c}`"));
+    // The values the witness needs for constants the host chooses.
+    let chosen: Vec<String> = w.open_values.iter().map(|&(g, v)| format!("`{}` = {v}", m.global(g).name)).collect();
+    let with = if chosen.is_empty() { String::new() } else { format!(", with {}", chosen.join(" and ")) };
     format!(
-        "{} {} {cell} (line {}){} while {} {} it (line {}){}",
+        "{} {} {cell} (line {}){} while {} {} it (line {}){}{with}",
         who(0),
         verb(x.later.kind),
         line(db, f, x.later.inst),
@@ -346,12 +349,21 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             }
         }
     }
-    for &g in x.witness.iter().flat_map(|w| &w.small_template_values) {
-        // Sizes of a tile or a row below any a kernel is written for.
+    for &g in x.witness.iter().flat_map(|w| &w.atypical_open_values) {
+        // Tiles, rows and groups are written for sizes that are multiples of 8.
+        let global = m.global(g);
+        let whose = match global.open_value {
+            Some(lockstep_ir::OpenValue::PipelineConstant) => "the pipeline constant",
+            _ => "the template parameter",
+        };
+        let fixed_by = match global.open_value {
+            Some(lockstep_ir::OpenValue::PipelineConstant) => "which the host sets when it creates the pipeline",
+            _ => "which no instantiation in this file fixes",
+        };
         undecided.data.push(format!(
-            "a value of the template parameter `{}` below {}, which no instantiation in this file fixes",
-            m.global(g).name,
-            lockstep_race::sym::TYPICAL_TEMPLATE_VALUE
+            "a value of {whose} `{}` that is not a multiple of {}, {fixed_by}",
+            global.name,
+            lockstep_race::sym::TYPICAL_SIZE_STEP
         ));
     }
     for &product in x.witness.iter().flat_map(|w| &w.rows_apart) {

@@ -164,7 +164,7 @@ pub fn kernel(barriers: usize, seed: u64) -> (Module, Function) {
             len: Some(256),
             coherent: false,
             texel_width: 0,
-            unfixed_template_value: false,
+            open_value: None,
             init: Vec::new(),
             span: sp(),
         });

@@ -36,7 +36,7 @@ fn shared_global(m: &mut Module, name: &str, kind: GlobalKind) -> GlobalId {
         len: Some(256),
         coherent: false,
         texel_width: 0,
-        unfixed_template_value: false,
+        open_value: None,
         init: Vec::new(),
         span: sp(),
     })

@@ -41,7 +41,7 @@ fn kernel() -> (Module, FuncId) {
         len: Some(len),
         coherent: false,
         texel_width: 0,
-        unfixed_template_value: false,
+        open_value: None,
         init: vec![],
         span: sp,
     };

@@ -54,6 +54,16 @@ pub enum GlobalKind {
     DeviceVar,
 }
 
+/// Who chooses the value of a constant the file does not fix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenValue {
+    /// A value parameter of a template that no instantiation in the file fixes.
+    TemplateParameter,
+    /// A pipeline constant: a GLSL specialization constant, a WGSL `override`,
+    /// fixed when the host creates the pipeline.
+    PipelineConstant,
+}
+
 /// A module-level allocation, addressed in cells of `elem`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Global {
@@ -75,10 +85,10 @@ pub struct Global {
     /// For a texture, the widest x coordinate a texel can have (the index is
     /// `x + (y << 16) + (z << 28)`, so x stays below 2^16); 0 for everything else.
     pub texel_width: u32,
-    /// A value parameter of a template that no instantiation in the file
-    /// fixes, read like a constant: a race that needs one particular value
-    /// of it is not proven.
-    pub unfixed_template_value: bool,
+    /// A constant whose value is chosen outside the file (its `init`, if
+    /// any, is only the default): a race that needs one particular value of
+    /// it is not proven.
+    pub open_value: Option<OpenValue>,
     /// Initial cell values (constants, `static const` tables).
     pub init: Vec<Const>,
     pub span: Span,

@@ -211,7 +211,7 @@ fn add_global(module: &mut Module, ctx: &mut ModCtx, code: &str, file: FileId) {
         len: Some(cells),
         coherent: false,
         texel_width: 0,
-        unfixed_template_value: false,
+        open_value: None,
         init: Vec::new(),
         span,
     });

@@ -430,6 +430,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.read_place(&p, span)
             }
             Some(GlobalBinding::Resource { .. }) => RV { vals: Vec::new(), ty: SrcType::Void },
+            Some(GlobalBinding::GroupExtent { axis, .. }) => {
+                let x = self.builtin(lockstep_ir::Builtin::GroupSize(axis), span);
+                self.scalar(x)
+            }
             None => {
                 if let Some((_, v)) = crate::dialect::BARRIER_FLAG_NAMES.iter().find(|(n2, _)| *n2 == name) {
                     let x = self.int(Type::U32, *v as i64, span);

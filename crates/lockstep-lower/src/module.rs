@@ -21,6 +21,9 @@ pub enum GlobalBinding {
     Resource { global: GlobalId, kind: ResourceKind, elem: SrcType, writable: bool },
     /// A compile-time integer constant (`static const uint N = 64;`, enumerators).
     Int(i64, Type),
+    /// A pipeline constant that the group size names (GLSL `local_size_x_id`):
+    /// the group's extent on `axis`; `default` only sizes arrays.
+    GroupExtent { axis: u8, default: Option<i64> },
 }
 
 /// Nesting deeper than this is skipped with a diagnostic instead of recursing.
@@ -58,6 +61,8 @@ pub struct Ctx<'t> {
     pub options: &'t Options,
     /// The kernels' launches found in the file's host code.
     pub launches: &'t LaunchTable,
+    /// While an array's length is evaluated: pipeline constants take their defaults.
+    sizing_array: std::cell::Cell<bool>,
 }
 
 /// Launches by kernel name.
@@ -101,6 +106,16 @@ impl<'t> Ctx<'t> {
         self.const_int_depth(n, 0)
     }
 
+    /// An array's length: a constant expression in which pipeline constants
+    /// take their defaults (the host may choose others; only the emulator
+    /// and the reports' in-bounds assumptions use lengths).
+    pub fn array_length(&self, n: Node) -> Option<i64> {
+        self.sizing_array.set(true);
+        let length = self.const_int_depth(n, 0);
+        self.sizing_array.set(false);
+        length
+    }
+
     fn const_int_depth(&self, n: Node, depth: u32) -> Option<i64> {
         if depth > MAX_NESTING {
             return None;
@@ -118,6 +133,16 @@ impl<'t> Ctx<'t> {
                 },
                 _ if self.local_ints.contains_key(self.text(n)) => self.local_ints.get(self.text(n)).copied(),
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
+                Some(GlobalBinding::GroupExtent { default, .. }) if self.sizing_array.get() => *default,
+                Some(GlobalBinding::Mem { global, .. })
+                    if self.sizing_array.get() && self.module.global(*global).open_value == Some(lockstep_ir::OpenValue::PipelineConstant) =>
+                {
+                    self.module.global(*global).init.first().and_then(|c| match c {
+                        lockstep_ir::Const::Int(v) => Some(*v as i64),
+                        _ => None,
+                    })
+                }
+                Some(_) => None,
                 _ => BARRIER_FLAG_NAMES
                     .iter()
                     .find(|(name, _)| *name == self.text(n))
@@ -407,7 +432,7 @@ impl<'t> Ctx<'t> {
                     node = node.named_child((node.named_child_count() as u32).checked_sub(1)?)?;
                 }
                 "array_declarator" => {
-                    let size = node.field(self.fields.size).and_then(|s| self.const_int(s)).map(|v| v.max(0) as u64).unwrap_or(0);
+                    let size = node.field(self.fields.size).and_then(|s| self.array_length(s)).map(|v| v.max(0) as u64).unwrap_or(0);
                     array_dims.push(size);
                     node = node.field(self.fields.declarator)?;
                 }
@@ -435,7 +460,7 @@ impl<'t> Ctx<'t> {
             len,
             coherent,
             texel_width: 0,
-            unfixed_template_value: false,
+            open_value: None,
             init: Vec::new(),
             span,
         };
@@ -552,6 +577,7 @@ pub fn lower_tree_streaming(
         instantiations: FxHashMap::default(),
         options,
         launches,
+        sizing_array: std::cell::Cell::new(false),
     };
     ctx.module.collective_fences = ctx.d.collective_fences;
     ctx.module.group_barrier = ctx.d.group_barrier.to_string();
@@ -1041,6 +1067,10 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
             continue;
         }
+        if let (Some(id), Some(init), SrcType::Scalar(t)) = (pipeline_constant_id(ctx, n), init, &ty) {
+            pipeline_constant(ctx, name, id, init, *t, span);
+            continue;
+        }
         let fixed_constant = space == Some(MemSpace::Constant) && ctx.d.constant_globals_are_fixed;
         // `constant uint TILE = 16;` in Metal: an integer constant, folded like `const int`.
         if let (true, Some(init), SrcType::Scalar(t)) = (fixed_constant, init, &ty) {
@@ -1093,6 +1123,75 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
         }
     }
+}
+
+/// The `constant_id` a declaration's layout gives it (GLSL `layout(constant_id
+/// = 3) const uint N = 64;`).
+fn pipeline_constant_id<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Option<i64> {
+    let mut c = n.walk();
+    let layout = n.named_children(&mut c).find(|x| ctx.kind(*x) == "layout_specification")?;
+    layout_value(ctx, layout, "constant_id")
+}
+
+/// The value a `layout(…)` gives `key`.
+fn layout_value<'t>(ctx: &Ctx<'t>, layout: Node<'t>, key: &str) -> Option<i64> {
+    let mut stack = vec![layout];
+    while let Some(n) = stack.pop() {
+        if ctx.kind(n) == "qualifier" {
+            if n.named_child(0).is_some_and(|k| ctx.text(k) == key) {
+                return n.named_child(1).and_then(|v| ctx.const_int(v));
+            }
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    None
+}
+
+/// A specialization constant: the host may replace its initializer when it
+/// creates the pipeline. Where `local_size_x_id` (y, z) names it, it is the
+/// group's extent; otherwise constant memory whose value is open (the
+/// initializer is the default `run` uses).
+fn pipeline_constant<'t>(ctx: &mut Ctx<'t>, name: String, id: i64, init: Node<'t>, t: Type, span: Span) {
+    let default = ctx.const_int(init);
+    let root = {
+        let mut root = init;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        root
+    };
+    let axes = ["local_size_x_id", "local_size_y_id", "local_size_z_id"];
+    let mut c = root.walk();
+    let layouts: Vec<Node<'t>> = root
+        .named_children(&mut c)
+        .filter(|x| ctx.kind(*x) == "qualifier_declaration")
+        .filter_map(|x| {
+            let mut c = x.walk();
+            let layout = x.named_children(&mut c).find(|l| ctx.kind(*l) == "layout_specification");
+            layout
+        })
+        .collect();
+    let axis = axes.iter().position(|key| layouts.iter().any(|&l| layout_value(ctx, l, key) == Some(id)));
+    if let Some(axis) = axis {
+        ctx.globals.insert(name, GlobalBinding::GroupExtent { axis: axis as u8, default });
+        return;
+    }
+    let g = ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &SrcType::Scalar(t), false, span);
+    let init = match (default, t) {
+        (Some(v), Type::Bool) => vec![lockstep_ir::Const::Bool(v != 0)],
+        (Some(v), _) if t.is_int() => vec![lockstep_ir::Const::Int(v as u64)],
+        _ => {
+            let mut vals = Vec::new();
+            constant_initializer(ctx, init, &mut vals);
+            vals
+        }
+    };
+    let global = &mut ctx.module.globals[g.index()];
+    global.open_value = Some(lockstep_ir::OpenValue::PipelineConstant);
+    global.init = init;
+    ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty: SrcType::Scalar(t) });
 }
 
 /// A GLSL interface block, `buffer B { float data[]; } inst;`: each member

@@ -123,7 +123,7 @@ pub fn bind<'t>(ctx: &mut Ctx<'t>, params: Node<'t>, explicit: &[TemplateArg], d
             TemplateArg::Unknown => {
                 let span = ctx.span(p);
                 let value = ctx.add_global(&name, GlobalKind::Constant, MemSpace::Constant, &SrcType::Scalar(Type::I32), false, span);
-                ctx.module.globals[value.index()].unfixed_template_value = true;
+                ctx.module.globals[value.index()].open_value = Some(lockstep_ir::OpenValue::TemplateParameter);
                 TemplateArg::Constant(value)
             }
             other => other,

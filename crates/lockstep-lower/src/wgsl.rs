@@ -54,13 +54,14 @@ pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut
     };
     let mut module = Module { group_barrier: "workgroupBarrier()".into(), device_barrier: "storageBarrier()".into(), ..Module::default() };
     let globals = parsed.global_variables.iter().map(|(h, g)| lower_global(&parsed, &mut module, file, h, g)).collect::<Vec<_>>();
+    let overrides = parsed.overrides.iter().map(|(h, o)| lower_override(&parsed, &mut module, file, h, o)).collect::<Vec<_>>();
     let mut diagnostics = Vec::new();
     let mut kernels = Vec::new();
     for (index, ep) in parsed.entry_points.iter().enumerate() {
         if ep.stage != naga::ShaderStage::Compute {
             continue;
         }
-        let cx = Cx { m: &parsed, info: &info, file, text: &text, globals: &globals };
+        let cx = Cx { m: &parsed, info: &info, file, text: &text, globals: &globals, overrides: &overrides };
         // naga keeps no span for an entry point: its `fn name` in the text stands for it.
         let at = text.find(&format!("fn {}", ep.name)).unwrap_or(0) as u32;
         let span = Span::new(file, at, at + 3 + ep.name.len() as u32);
@@ -128,11 +129,57 @@ fn lower_global(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<n
         len,
         coherent: false,
         texel_width: 0,
-        unfixed_template_value: false,
+        open_value: None,
         init: Vec::new(),
         span: span_of(file, m.global_variables.get_span(h)).unwrap_or(Span::new(file, 0, 0)),
     });
     GlobalSlot::Memory(id, space)
+}
+
+/// An `override` constant: constant memory whose value the host chooses when
+/// it creates the pipeline (its initializer is only the default, which `run` uses).
+fn lower_override(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<naga::Override>, o: &naga::Override) -> (GlobalId, Type) {
+    let mut types = Vec::new();
+    scalar_types(m, &m.types[o.ty].inner, &mut types);
+    let ty = types.first().copied().unwrap_or(Type::U32);
+    let default = o.init.and_then(|e| match m.global_expressions[e] {
+        naga::Expression::Literal(lit) => Some(literal_const(lit).1),
+        _ => None,
+    });
+    let global = module.add_global(Global {
+        name: o.name.clone().unwrap_or_else(|| "override".into()),
+        kind: GlobalKind::Constant,
+        space: MemSpace::Constant,
+        elem: ty,
+        dims: Vec::new(),
+        cells_per_elem: 1,
+        cell_names: Vec::new(),
+        len: Some(1),
+        coherent: false,
+        texel_width: 0,
+        open_value: Some(lockstep_ir::OpenValue::PipelineConstant),
+        init: default.into_iter().collect(),
+        span: span_of(file, m.overrides.get_span(h)).unwrap_or(Span::new(file, 0, 0)),
+    });
+    (global, ty)
+}
+
+/// A literal's type and value.
+fn literal_const(lit: naga::Literal) -> (Type, Const) {
+    use naga::Literal as L;
+    match lit {
+        L::F64(x) => (Type::F64, Const::Float(x)),
+        L::F32(x) => (Type::F32, Const::Float(x as f64)),
+        L::F16(x) => (Type::F16, Const::Float(f64::from(x))),
+        L::AbstractFloat(x) => (Type::F32, Const::Float(x)),
+        L::U16(x) => (Type::U32, Const::Int(x as u64)),
+        L::I16(x) => (Type::I32, Const::Int(x as i64 as u64)),
+        L::U32(x) => (Type::U32, Const::Int(x as u64)),
+        L::I32(x) => (Type::I32, Const::Int(x as i64 as u64)),
+        L::U64(x) => (Type::U64, Const::Int(x)),
+        L::I64(x) | L::AbstractInt(x) => (Type::I64, Const::Int(x as u64)),
+        L::Bool(b) => (Type::Bool, Const::Bool(b)),
+    }
 }
 
 fn has_runtime_array(m: &naga::Module, inner: &TypeInner) -> bool {
@@ -205,6 +252,8 @@ struct Cx<'m> {
     file: FileId,
     text: &'m str,
     globals: &'m [GlobalSlot],
+    /// Per override, the constant holding its value, and the value's type.
+    overrides: &'m [(GlobalId, Type)],
 }
 
 /// A lowered naga expression: scalar cells, or a pointer.
@@ -255,8 +304,10 @@ struct KernelLowerer<'m> {
     /// Blocks holding code after a `return`, `break` or `continue`.
     frames: Vec<Frame<'m>>,
     private: FxHashMap<Handle<naga::GlobalVariable>, Place>,
-    /// Parameters standing for values fixed only when the pipeline is made (overrides, array lengths).
+    /// Parameters standing for values fixed only when the pipeline is made (array lengths).
     uniform_params: FxHashMap<String, u32>,
+    /// Per axis, the override the workgroup size names there.
+    extent_overrides: [Option<Handle<naga::Override>>; 3],
     group_size: Option<[u32; 3]>,
     /// The statement being lowered, for expressions naga keeps no span for.
     stmt_span: Span,
@@ -290,6 +341,10 @@ impl<'m> KernelLowerer<'m> {
             frames: Vec::new(),
             private: FxHashMap::default(),
             uniform_params: FxHashMap::default(),
+            extent_overrides: overridden.map(|e| match e.map(|e| &cx.m.global_expressions[e]) {
+                Some(naga::Expression::Override(o)) => Some(*o),
+                _ => None,
+            }),
             group_size,
             stmt_span: span,
             diags: Vec::new(),
@@ -919,10 +974,7 @@ impl<'m> KernelLowerer<'m> {
         let scalars = match &fun.expressions[h] {
             E::Literal(lit) => vec![self.literal(*lit, span)],
             E::Constant(c) => self.const_scalars(m.constants[*c].init, span),
-            E::Override(o) => {
-                let name = m.overrides[*o].name.clone().unwrap_or_else(|| "override".into());
-                vec![self.uniform_param(format!("override {name}"), span)]
-            }
+            E::Override(o) => vec![self.override_value(*o, span)],
             E::ZeroValue(ty) => {
                 let types = self.cell_types(&m.types[*ty].inner);
                 types.iter().map(|&t| self.zero(t, span)).collect()
@@ -1028,21 +1080,19 @@ impl<'m> KernelLowerer<'m> {
     }
 
     fn literal(&mut self, lit: naga::Literal, span: Span) -> Value {
-        use naga::Literal as L;
-        let (ty, c) = match lit {
-            L::F64(x) => (Type::F64, Const::Float(x)),
-            L::F32(x) => (Type::F32, Const::Float(x as f64)),
-            L::F16(x) => (Type::F16, Const::Float(f64::from(x))),
-            L::AbstractFloat(x) => (Type::F32, Const::Float(x)),
-            L::U16(x) => (Type::U32, Const::Int(x as u64)),
-            L::I16(x) => (Type::I32, Const::Int(x as i64 as u64)),
-            L::U32(x) => (Type::U32, Const::Int(x as u64)),
-            L::I32(x) => (Type::I32, Const::Int(x as i64 as u64)),
-            L::U64(x) => (Type::U64, Const::Int(x)),
-            L::I64(x) | L::AbstractInt(x) => (Type::I64, Const::Int(x as u64)),
-            L::Bool(b) => (Type::Bool, Const::Bool(b)),
-        };
+        let (ty, c) = literal_const(lit);
         self.emit(Op::Const(c), ty, span)
+    }
+
+    /// An override's value: the group's extent where the workgroup size
+    /// names it, otherwise a load of its constant, whose value is open.
+    fn override_value(&mut self, o: Handle<naga::Override>, span: Span) -> Value {
+        if let Some(axis) = self.extent_overrides.iter().position(|&x| x == Some(o)) {
+            return self.builtin(Builtin::GroupSize(axis as u8), span);
+        }
+        let (global, ty) = self.cx.overrides[o.index()];
+        let zero = self.int(Type::U32, 0, span);
+        self.emit(Op::Load(MemRef { space: MemSpace::Constant, root: Root::Global(global), index: zero }), ty, span)
     }
 
     /// The cells of a module-scope constant expression.
@@ -1061,10 +1111,7 @@ impl<'m> KernelLowerer<'m> {
                 let v = self.const_scalars(*value, span)[0];
                 vec![v; *size as usize]
             }
-            E::Override(o) => {
-                let name = m.overrides[*o].name.clone().unwrap_or_else(|| "override".into());
-                vec![self.uniform_param(format!("override {name}"), span)]
-            }
+            E::Override(o) => vec![self.override_value(*o, span)],
             other => {
                 let what = expression_kind(other);
                 let Val::Scalars(v) = self.unmodelled(&what, Vec::new(), &[Type::U32], span) else { unreachable!("scalars") };

@@ -980,7 +980,7 @@ fn equal_launch_conditions(f: &Function, k: &sym::Kernel, a: Value, b: Value) ->
     if lockstep_analysis::decided::same_value(f, a, b, 0) {
         return true;
     }
-    let templates = if k.assume == sym::Assumptions::Likely { &k.unfixed_template_values[..] } else { &[] };
+    let templates = if k.assume == sym::Assumptions::Likely { &k.open_values[..] } else { &[] };
     let mut leaves = Vec::new();
     if !launch_leaves(f, templates, a, &mut leaves, 0) || !launch_leaves(f, templates, b, &mut leaves, 0) {
         return false;

@@ -73,8 +73,8 @@ pub struct Kernel<'a> {
     guards: RefCell<HashMap<BlockId, Guards>>,
     /// Per axis, the group extent every launch in the file gives.
     launched: [Option<u32>; 3],
-    /// Template value parameters no instantiation in the file fixes.
-    pub unfixed_template_values: Vec<lockstep_ir::GlobalId>,
+    /// Constants the file does not fix (template parameters, pipeline constants).
+    pub open_values: Vec<lockstep_ir::GlobalId>,
 }
 
 impl<'a> Kernel<'a> {
@@ -154,7 +154,7 @@ impl<'a> Kernel<'a> {
             }
         };
         let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
-        let unfixed_template_values = (0..module.globals.len() as u32).map(lockstep_ir::GlobalId).filter(|&g| module.global(g).unfixed_template_value).collect();
+        let open_values = (0..module.globals.len() as u32).map(lockstep_ir::GlobalId).filter(|&g| module.global(g).open_value.is_some()).collect();
         Kernel {
             f,
             cfg,
@@ -175,7 +175,7 @@ impl<'a> Kernel<'a> {
             grid_size,
             guards: RefCell::default(),
             launched,
-            unfixed_template_values,
+            open_values,
         }
     }
 
@@ -306,10 +306,12 @@ pub struct Witness {
     pub cell: Option<i64>,
     /// False when the solver assumed an undecided constraint satisfiable.
     pub exact: bool,
-    /// Template values no instantiation fixes that the race needs below
-    /// [`TYPICAL_TEMPLATE_VALUE`] (a tile of no cells, rows of width 1):
-    /// such a race is not proven.
-    pub small_template_values: Vec<lockstep_ir::GlobalId>,
+    /// The values the witness picks for constants the file does not fix.
+    pub open_values: Vec<(lockstep_ir::GlobalId, i64)>,
+    /// Values the file does not fix that the race needs to be other than a
+    /// positive multiple of [`TYPICAL_SIZE_STEP`] (a tile of no cells, rows
+    /// of width 1, a byte count not a multiple of 4): such a race is not proven.
+    pub atypical_open_values: Vec<lockstep_ir::GlobalId>,
     /// Products `row * stride` (their instructions) with a stride the host
     /// passes, whose rows the race needs to differ between the two threads
     /// while both columns stay below a width the program states: such rows
@@ -322,9 +324,11 @@ pub struct Witness {
     pub offset_apart: Vec<Value>,
 }
 
-/// The least a size given as a template value is taken to be when a race
-/// is called proven without an instantiation in the file.
-pub const TYPICAL_TEMPLATE_VALUE: i128 = 8;
+/// Sizes given by a value the file does not fix (a template parameter no
+/// instantiation fixes, a pipeline constant) are taken to be positive
+/// multiples of this when a race is called proven: tiles, rows and groups
+/// are written for such sizes.
+pub const TYPICAL_SIZE_STEP: i128 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rel {
@@ -1484,13 +1488,13 @@ impl Build<'_> {
     fn reported_witness(&self, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
         // An unproven witness stays one: rows apart add no doubt to it.
         let strided = if exact { self.strided_rows(values, addr) } else { None };
-        let Some((pairs, insts, offsets)) = strided else { return self.typical_template_witness(&self.p, values, addr, exact) };
+        let Some((pairs, insts, offsets)) = strided else { return self.typical_open_witness(&self.p, values, addr, exact) };
         let mut same_rows = self.p.clone();
         for (a, b) in &pairs {
             same_rows.equal(a, b);
         }
         match same_rows.solve_proven(DEFAULT_BUDGET) {
-            Outcome::Feasible { values, exact } => self.typical_template_witness(&same_rows, &values, addr, exact),
+            Outcome::Feasible { values, exact } => self.typical_open_witness(&same_rows, &values, addr, exact),
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);
                 w.rows_apart = insts;
@@ -1500,33 +1504,34 @@ impl Build<'_> {
         }
     }
 
-    /// When the witness takes a template value no instantiation fixes below
-    /// [`TYPICAL_TEMPLATE_VALUE`], a witness of `p` with typical values
-    /// instead, or this one marked as needing the small values.
-    fn typical_template_witness(&self, p: &Problem, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
-        let small: Vec<(lockstep_ir::GlobalId, Var)> = self
+    /// When the witness takes a value the file does not fix that is not a
+    /// positive multiple of [`TYPICAL_SIZE_STEP`], a witness of `p` with
+    /// typical values instead, or this one marked as needing atypical values.
+    fn typical_open_witness(&self, p: &Problem, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
+        let atypical: Vec<(lockstep_ir::GlobalId, Var)> = self
             .keys
             .iter()
             .filter_map(|(key, &var)| match key {
-                Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.unfixed_template_values.contains(g) => Some((*g, var)),
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.open_values.contains(g) => Some((*g, var)),
                 _ => None,
             })
-            .filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_TEMPLATE_VALUE))
+            .filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_SIZE_STEP || x % TYPICAL_SIZE_STEP != 0))
             .collect();
-        if small.is_empty() {
+        if atypical.is_empty() {
             return self.witness(values, addr, exact);
         }
         let mut typical = p.clone();
-        for &(_, var) in &small {
-            typical.at_most(&Lin::konst(TYPICAL_TEMPLATE_VALUE), &Lin::var(var));
+        for &(_, var) in &atypical {
+            let steps = typical.new_var(1, INF);
+            typical.equal(&Lin::var(steps).scale(TYPICAL_SIZE_STEP), &Lin::var(var));
         }
         match typical.solve_proven(DEFAULT_BUDGET) {
             Outcome::Feasible { values, exact } => self.witness(&values, addr, exact),
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);
-                w.small_template_values = small.into_iter().map(|(g, _)| g).collect();
-                w.small_template_values.sort_unstable();
-                w.small_template_values.dedup();
+                w.atypical_open_values = atypical.into_iter().map(|(g, _)| g).collect();
+                w.atypical_open_values.sort_unstable();
+                w.atypical_open_values.dedup();
                 w
             }
         }
@@ -1568,7 +1573,26 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
-        Witness { threads, groups: (q.mode == Mode::CrossGroup).then_some(groups), cell, exact, small_template_values: Vec::new(), rows_apart: Vec::new(), offset_apart: Vec::new() }
+        let mut open_values: Vec<(lockstep_ir::GlobalId, i64)> = self
+            .keys
+            .iter()
+            .filter_map(|(key, &var)| match key {
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if q.k.open_values.contains(g) => Some((*g, values[var]? as i64)),
+                _ => None,
+            })
+            .collect();
+        open_values.sort_unstable();
+        open_values.dedup_by_key(|x| x.0);
+        Witness {
+            threads,
+            groups: (q.mode == Mode::CrossGroup).then_some(groups),
+            cell,
+            exact,
+            open_values,
+            atypical_open_values: Vec::new(),
+            rows_apart: Vec::new(),
+            offset_apart: Vec::new(),
+        }
     }
 }
 

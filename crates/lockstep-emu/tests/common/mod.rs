@@ -53,7 +53,7 @@ impl Kb {
             len,
             coherent: false,
             texel_width: 0,
-            unfixed_template_value: false,
+            open_value: None,
             init: Vec::new(),
             span: self.at,
         })
