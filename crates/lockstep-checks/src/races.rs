@@ -366,6 +366,12 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             lockstep_race::sym::TYPICAL_SIZE_STEP
         ));
     }
+    if x.witness.as_ref().is_some_and(|w| w.atypical_group_width) {
+        undecided.data.push(format!(
+            "a group width that is not a multiple of {}, which the host chooses at launch",
+            lockstep_race::sym::TYPICAL_SIZE_STEP
+        ));
+    }
     for &product in x.witness.iter().flat_map(|w| &w.rows_apart) {
         // A pitched layout: the host keeps such rows apart.
         undecided.data.push(format!(

@@ -312,6 +312,9 @@ pub struct Witness {
     /// positive multiple of [`TYPICAL_SIZE_STEP`] (a tile of no cells, rows
     /// of width 1, a byte count not a multiple of 4): such a race is not proven.
     pub atypical_open_values: Vec<lockstep_ir::GlobalId>,
+    /// The race needs a group width (x) that nothing fixes to be other than
+    /// a positive multiple of [`TYPICAL_SIZE_STEP`].
+    pub atypical_group_width: bool,
     /// Products `row * stride` (their instructions) with a stride the host
     /// passes, whose rows the race needs to differ between the two threads
     /// while both columns stay below a width the program states: such rows
@@ -1505,23 +1508,29 @@ impl Build<'_> {
     }
 
     /// When the witness takes a value the file does not fix that is not a
-    /// positive multiple of [`TYPICAL_SIZE_STEP`], a witness of `p` with
-    /// typical values instead, or this one marked as needing atypical values.
+    /// positive multiple of [`TYPICAL_SIZE_STEP`] (a template or pipeline
+    /// constant, or the group's width where nothing fixes it but it may be
+    /// that wide), a witness of `p` with typical values instead, or this one
+    /// marked as needing atypical values.
     fn typical_open_witness(&self, p: &Problem, values: &[Option<i128>], addr: &[Lin; 2], exact: bool) -> Witness {
+        let k = self.q.k;
+        let atypical_value = |var: Var| values[var].is_some_and(|x| x < TYPICAL_SIZE_STEP || x % TYPICAL_SIZE_STEP != 0);
         let atypical: Vec<(lockstep_ir::GlobalId, Var)> = self
             .keys
             .iter()
             .filter_map(|(key, &var)| match key {
-                Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.open_values.contains(g) => Some((*g, var)),
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if k.open_values.contains(g) => Some((*g, var)),
                 _ => None,
             })
-            .filter(|&(_, var)| values[var].is_some_and(|x| x < TYPICAL_SIZE_STEP || x % TYPICAL_SIZE_STEP != 0))
+            .filter(|&(_, var)| atypical_value(var))
             .collect();
-        if atypical.is_empty() {
+        let may_be_typical = k.max_threads as i128 >= TYPICAL_SIZE_STEP && k.axis_limits[0].is_none_or(|l| l as i128 >= TYPICAL_SIZE_STEP);
+        let width = self.keys.get(&Key::BlockDim(0)).copied().filter(|&var| may_be_typical && atypical_value(var));
+        if atypical.is_empty() && width.is_none() {
             return self.witness(values, addr, exact);
         }
         let mut typical = p.clone();
-        for &(_, var) in &atypical {
+        for var in atypical.iter().map(|a| a.1).chain(width) {
             let steps = typical.new_var(1, INF);
             typical.equal(&Lin::var(steps).scale(TYPICAL_SIZE_STEP), &Lin::var(var));
         }
@@ -1532,6 +1541,7 @@ impl Build<'_> {
                 w.atypical_open_values = atypical.into_iter().map(|(g, _)| g).collect();
                 w.atypical_open_values.sort_unstable();
                 w.atypical_open_values.dedup();
+                w.atypical_group_width = width.is_some();
                 w
             }
         }
@@ -1590,6 +1600,7 @@ impl Build<'_> {
             exact,
             open_values,
             atypical_open_values: Vec::new(),
+            atypical_group_width: false,
             rows_apart: Vec::new(),
             offset_apart: Vec::new(),
         }
