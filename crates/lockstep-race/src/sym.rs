@@ -1526,12 +1526,14 @@ impl Build<'_> {
             .collect();
         let may_be_typical = k.max_threads as i128 >= TYPICAL_SIZE_STEP && k.axis_limits[0].is_none_or(|l| l as i128 >= TYPICAL_SIZE_STEP);
         let width = self.keys.get(&Key::BlockDim(0)).copied().filter(|&var| may_be_typical && atypical_value(var));
-        if atypical.is_empty() && width.is_none() {
+        // A witness that is not proven stays a possible race whatever the sizes.
+        if !exact || (atypical.is_empty() && width.is_none()) {
             return self.witness(values, addr, exact);
         }
         let mut typical = p.clone();
         for var in atypical.iter().map(|a| a.1).chain(width) {
-            let steps = typical.new_var(1, INF);
+            let (lo, hi) = p.dom[var];
+            let steps = typical.new_var((lo.max(1) + TYPICAL_SIZE_STEP - 1) / TYPICAL_SIZE_STEP, hi / TYPICAL_SIZE_STEP);
             typical.equal(&Lin::var(steps).scale(TYPICAL_SIZE_STEP), &Lin::var(var));
         }
         match typical.solve_proven(DEFAULT_BUDGET) {
