@@ -30,26 +30,37 @@ pub fn in_bounds_group_extent(module: &Module, f: &Function, cfg: &Cfg, uniformi
             let Some(m) = f.inst(v).op.mem_ref() else { continue };
             let Root::Global(g) = m.root else { continue };
             let global = module.global(g);
-            let (Some(&inner), 1) = (global.dims.last(), global.cells_per_elem) else { continue };
+            let Some(&inner) = global.dims.last() else { continue };
             if global.dims.contains(&0) {
                 continue;
             }
-            if let Some(offset) = thread_x_summand(f, m.index, 0) {
-                if (0..inner as i64).contains(&offset) {
-                    limit(0, inner - offset as u64);
+            let per = global.cells_per_elem.max(1) as u64;
+            if per == 1 {
+                if let Some(offset) = thread_x_summand(f, m.index, 0) {
+                    if (0..inner as i64).contains(&offset) {
+                        limit(0, inner - offset as u64);
+                    }
                 }
             }
-            // Outer dimensions: a summand `id * stride` where no constant shifts the row.
+            // Outer dimensions (and the innermost one of vector elements): a
+            // summand `id * stride` where no constant shifts the row.
             let mut parts = Vec::new();
             summands(f, m.index, &mut parts, 0);
             if parts.iter().any(|&p| f.as_int(p).is_some()) {
                 continue;
             }
-            for (dim, &extent) in global.dims.iter().enumerate().take(global.dims.len() - 1) {
-                let stride: u64 = global.dims[dim + 1..].iter().product();
+            let subscripted = if per == 1 { global.dims.len() - 1 } else { global.dims.len() };
+            for (dim, &extent) in global.dims.iter().enumerate().take(subscripted) {
+                let stride: u64 = global.dims[dim + 1..].iter().product::<u64>() * per;
                 for &p in &parts {
                     if let Some(axis) = scaled_thread_id(f, p, stride) {
                         limit(axis, extent);
+                    }
+                    // `tile[lid % 64][lid / 64]`: the flat id stays below `C * extent`.
+                    if let Some((flat, c)) = scaled_quotient(f, p, stride) {
+                        for (axis, coef) in flat_id_terms(f, flat) {
+                            limit(axis, (c * extent).saturating_sub(1) / coef + 1);
+                        }
                     }
                 }
             }
@@ -178,6 +189,42 @@ fn scaled_thread_id_any(f: &Function, v: Value) -> Option<(usize, u64)> {
         }
         _ => None,
     }
+}
+
+/// `(x / C) * stride` (or `(x >> c) << log2(stride)`, the scale one when
+/// `stride` is 1): `x` and the divisor `C`.
+fn scaled_quotient(f: &Function, v: Value, stride: u64) -> Option<(Value, u64)> {
+    let unconverted = |mut x: Value| {
+        while let Op::Convert(y) = &f.inst(x).op {
+            x = *y;
+        }
+        x
+    };
+    let quotient = match &f.inst(unconverted(v)).op {
+        _ if stride == 1 => unconverted(v),
+        Op::Binary(BinOp::Mul, a, b) => match (f.as_int(*a), f.as_int(*b)) {
+            (_, Some(c)) if c as u64 == stride => unconverted(*a),
+            (Some(c), _) if c as u64 == stride => unconverted(*b),
+            _ => return None,
+        },
+        Op::Binary(BinOp::Shl, a, b) if f.as_int(*b).is_some_and(|c| (0..63).contains(&c) && 1u64 << c == stride) => unconverted(*a),
+        _ => return None,
+    };
+    match &f.inst(quotient).op {
+        Op::Binary(BinOp::Div, x, c) => Some((*x, f.as_int(*c).filter(|&c| c > 0)? as u64)),
+        Op::Binary(BinOp::Shr, x, c) => Some((*x, 1u64 << f.as_int(*c).filter(|&c| (0..32).contains(&c))?)),
+        _ => None,
+    }
+}
+
+/// A flat id written as a sum of thread ids with positive constant
+/// coefficients (`get_local_id(1) * 16 + get_local_id(0)`): each axis and its
+/// coefficient; empty for anything else.
+fn flat_id_terms(f: &Function, flat: Value) -> Vec<(usize, u64)> {
+    let mut parts = Vec::new();
+    summands(f, flat, &mut parts, 0);
+    let terms: Option<Vec<(usize, u64)>> = parts.iter().map(|&p| thread_id_axis(f, p).map(|ax| (ax, 1)).or_else(|| scaled_thread_id_any(f, p))).collect();
+    terms.unwrap_or_default()
 }
 
 /// The summands of an index (through additions and integer conversions).
