@@ -232,7 +232,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         // `entering`: this visit of a loop header is that loop's first test.
         let mut seen: HashSet<(BlockId, Off, bool, FlagValues)> = HashSet::with_capacity_and_hasher(2 * f.blocks.len(), Default::default());
         // What the flags hold before the start is not known.
-        let unknown: FlagValues = SmallVec::from_elem(None, flags.phis.len());
+        let unknown = FlagValues::default();
         let mut work: Vec<(BlockId, usize, Off, bool, FlagValues)> = vec![(block, from, init, false, unknown)];
         while let Some((b, from, off, entering, held)) = work.pop() {
             let mut stopped = false;
@@ -255,7 +255,7 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
             if stopped {
                 continue;
             }
-            let taken = flags.taken(f, b, &held);
+            let taken = flags.taken(f, b, held);
             for &s in &cfg.succs[b.index()] {
                 if taken.is_some_and(|t| t != s) {
                     continue;
@@ -285,8 +285,8 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                     }
                     None => false,
                 };
-                let held_s = flags.enter(f, b, s, &held);
-                if seen.insert((s, next.clone(), entering_s, held_s.clone())) {
+                let held_s = flags.enter(f, b, s, held);
+                if seen.insert((s, next.clone(), entering_s, held_s)) {
                     work.push((s, 0, next, entering_s, held_s));
                 }
             }
@@ -296,8 +296,30 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
     out
 }
 
-/// The values of the tracked flags along one path (None: not known).
-type FlagValues = SmallVec<[Option<i64>; 4]>;
+/// The values of the tracked flags along one path: two bits per flag,
+/// 0 for not known, 1 for false (0) and 2 for true (1); a flag holding any
+/// other value is not known. Small, as it is part of every walk state.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct FlagValues(u16);
+
+impl FlagValues {
+    fn get(self, i: usize) -> Option<i64> {
+        match (self.0 >> (2 * i)) & 3 {
+            1 => Some(0),
+            2 => Some(1),
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, i: usize, value: Option<i64>) {
+        let bits = match value {
+            Some(0) => 1,
+            Some(1) => 2,
+            _ => 0,
+        };
+        self.0 = (self.0 & !(3 << (2 * i))) | (bits << (2 * i));
+    }
+}
 
 /// Flags: phis that only ever hold constants or other flags and that decide
 /// a branch (`bool need_barrier = false; for (…) { if (need_barrier)
@@ -308,6 +330,8 @@ struct Flags {
     phis: Vec<Value>,
     /// Per instruction, its position in `phis`.
     slot: Vec<Option<usize>>,
+    /// Per block, the tracked phis it holds.
+    in_block: Vec<SmallVec<[Value; 1]>>,
 }
 
 impl Flags {
@@ -315,6 +339,12 @@ impl Flags {
     const MOST: usize = 6;
 
     fn of(f: &Function) -> Flags {
+        let none = || Flags { phis: Vec::new(), slot: Vec::new(), in_block: Vec::new() };
+        // Most kernels have no phi with a constant coming in: nothing to track.
+        let constant_in = |v: &Value| matches!(&f.inst(*v).op, Op::Phi(incoming) if incoming.iter().any(|&(_, x)| f.as_int(x).is_some()));
+        if !f.block_ids().any(|b| f.block(b).insts.iter().any(constant_in)) {
+            return none();
+        }
         let is_phi = |v: Value| matches!(f.inst(v).op, Op::Phi(_));
         let mut candidate = vec![false; f.insts.len()];
         for b in f.block_ids() {
@@ -353,7 +383,7 @@ impl Flags {
                 continue;
             }
             if phis.len() == Flags::MOST {
-                return Flags { phis: Vec::new(), slot: Vec::new() };
+                return none();
             }
             slot[v.index()] = Some(phis.len());
             phis.push(v);
@@ -361,13 +391,19 @@ impl Flags {
                 work.extend(incoming.iter().map(|&(_, x)| x).filter(|x| candidate[x.index()]));
             }
         }
-        Flags { phis, slot }
+        let mut in_block = vec![SmallVec::new(); f.blocks.len()];
+        if !phis.is_empty() {
+            for b in f.block_ids() {
+                in_block[b.index()] = f.block(b).insts.iter().copied().filter(|v| slot[v.index()].is_some()).collect();
+            }
+        }
+        Flags { phis, slot, in_block }
     }
 
     /// The value of `v` on a path where the flags hold `held`.
-    fn value(&self, f: &Function, v: Value, held: &FlagValues) -> Option<i64> {
+    fn value(&self, f: &Function, v: Value, held: FlagValues) -> Option<i64> {
         if let Some(i) = self.slot.get(v.index()).copied().flatten() {
-            return held[i];
+            return held.get(i);
         }
         match &f.inst(v).op {
             Op::Const(_) => f.as_int(v),
@@ -392,7 +428,7 @@ impl Flags {
     }
 
     /// The one successor of `b` a path with these flag values takes, if its branch is decided.
-    fn taken(&self, f: &Function, b: BlockId, held: &FlagValues) -> Option<BlockId> {
+    fn taken(&self, f: &Function, b: BlockId, held: FlagValues) -> Option<BlockId> {
         if self.phis.is_empty() {
             return None;
         }
@@ -407,12 +443,11 @@ impl Flags {
     }
 
     /// The flag values after the edge `from -> to`, whose phis all take their value at once.
-    fn enter(&self, f: &Function, from: BlockId, to: BlockId, held: &FlagValues) -> FlagValues {
-        let mut next = held.clone();
-        for &v in &f.block(to).insts {
-            let Op::Phi(incoming) = &f.inst(v).op else { continue };
-            let Some(i) = self.slot[v.index()] else { continue };
-            next[i] = incoming.iter().find(|x| x.0 == from).and_then(|&(_, x)| self.value(f, x, held));
+    fn enter(&self, f: &Function, from: BlockId, to: BlockId, held: FlagValues) -> FlagValues {
+        let mut next = held;
+        for &v in self.in_block.get(to.index()).into_iter().flatten() {
+            let (Op::Phi(incoming), Some(i)) = (&f.inst(v).op, self.slot[v.index()]) else { continue };
+            next.set(i, incoming.iter().find(|x| x.0 == from).and_then(|&(_, x)| self.value(f, x, held)));
         }
         next
     }

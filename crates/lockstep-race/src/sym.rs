@@ -1585,14 +1585,17 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
-        let mut open_values: Vec<(lockstep_ir::GlobalId, i64)> = self
-            .keys
-            .iter()
-            .filter_map(|(key, &var)| match key {
-                Key::ConstCell(lockstep_ir::Root::Global(g), _) if q.k.open_values.contains(g) => Some((*g, values[var]? as i64)),
-                _ => None,
-            })
-            .collect();
+        let mut open_values: Vec<(lockstep_ir::GlobalId, i64)> = Vec::new();
+        if !q.k.open_values.is_empty() {
+            open_values = self
+                .keys
+                .iter()
+                .filter_map(|(key, &var)| match key {
+                    Key::ConstCell(lockstep_ir::Root::Global(g), _) if q.k.open_values.contains(g) => Some((*g, values[var]? as i64)),
+                    _ => None,
+                })
+                .collect();
+        }
         open_values.sort_unstable();
         open_values.dedup_by_key(|x| x.0);
         Witness {
