@@ -205,7 +205,7 @@ fn enumerate(k: &Kernel, first_line: u32) -> Races {
     for i in order {
         let runs_barrier = match k.body[i] {
             Stmt::Barrier => true,
-            Stmt::FlagBarrier { init } => std::mem::replace(&mut flag[i], Some(!init)).unwrap_or(init),
+            Stmt::FlagBarrier { init } => flag[i].replace(!init).unwrap_or(init),
             _ => false,
         };
         if runs_barrier {

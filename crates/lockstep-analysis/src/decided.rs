@@ -26,7 +26,7 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         if then_to == else_to {
             continue;
         }
-        let known = evaluate(f, cond, &|_| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond)).or_else(|| against_group_extent(f, cond));
+        let known = evaluate(f, cond, &|_, _| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond)).or_else(|| against_group_extent(f, cond));
         if let Some(holds) = known {
             let (keep, drop) = if holds { (then_to, else_to) } else { (else_to, then_to) };
             folds.push((b, keep, drop));
@@ -58,7 +58,7 @@ fn fold_constant_selects(f: &mut Function) -> bool {
         .iter()
         .map(|inst| match inst.op {
             Op::Select(_, a, b) if a == b => Some(a),
-            Op::Select(c, a, b) => evaluate(f, c, &|_| None).map(|x| if x != 0 { a } else { b }),
+            Op::Select(c, a, b) => evaluate(f, c, &|_, _| None).map(|x| if x != 0 { a } else { b }),
             _ => None,
         })
         .collect();
@@ -136,7 +136,7 @@ fn against_group_extent(f: &Function, cond: Value) -> Option<bool> {
     let (lo, hi, bound) = if is_extent {
         (0, 0, 1)
     } else {
-        let c = evaluate(f, bound, &|_| None)?;
+        let c = evaluate(f, bound, &|_, _| None)?;
         (0, i128::from(entry.threads_along(ax)?) - 1, c)
     };
     let all = |holds: &dyn Fn(i128) -> bool| (holds(lo) == holds(hi)).then(|| holds(lo));
@@ -182,11 +182,11 @@ pub fn same_value(f: &Function, a: Value, b: Value, depth: u32) -> bool {
 
 /// The value of an integer or boolean expression built from constants and
 /// the leaves `leaf` gives a value (None where anything else is needed).
-pub fn evaluate(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>) -> Option<i128> {
+pub fn evaluate(f: &Function, v: Value, leaf: &dyn Fn(Value, &Op) -> Option<i128>) -> Option<i128> {
     evaluate_at(f, v, leaf, 0)
 }
 
-fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>, depth: u32) -> Option<i128> {
+fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(Value, &Op) -> Option<i128>, depth: u32) -> Option<i128> {
     if depth > 16 {
         return None;
     }
@@ -207,7 +207,7 @@ fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>, depth
         }
     };
     let sub = |x: Value| evaluate_at(f, x, leaf, depth + 1);
-    if let Some(x) = leaf(&inst.op) {
+    if let Some(x) = leaf(v, &inst.op) {
         return Some(x);
     }
     Some(match &inst.op {
@@ -216,6 +216,7 @@ fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(&Op) -> Option<i128>, depth
         Op::Convert(x) => wrap(sub(*x)?),
         Op::Unary(UnOp::Neg, x) => wrap(-sub(*x)?),
         Op::Unary(UnOp::Not, x) if inst.ty == Type::Bool => i128::from(sub(*x)? == 0),
+        Op::Unary(UnOp::LNot, x) => i128::from(sub(*x)? == 0),
         Op::Select(c, x, y) => {
             if sub(*c)? != 0 {
                 sub(*x)?

@@ -95,7 +95,7 @@ fn class(f: &Function, x: &Finding, reads_data: bool) -> (&'static str, Severity
 /// thread's ids and constants alone (None where it needs anything else: a
 /// parameter, a load, a loop counter).
 fn evaluate(f: &Function, v: Value, tid: [i64; 3]) -> Option<i128> {
-    lockstep_analysis::decided::evaluate(f, v, &|op| match op {
+    lockstep_analysis::decided::evaluate(f, v, &|_, op| match op {
         Op::Builtin(lockstep_ir::Builtin::LocalId(ax)) => Some(tid[*ax as usize % 3] as i128),
         _ => None,
     })

@@ -402,29 +402,8 @@ impl Flags {
 
     /// The value of `v` on a path where the flags hold `held`.
     fn value(&self, f: &Function, v: Value, held: FlagValues) -> Option<i64> {
-        if let Some(i) = self.slot.get(v.index()).copied().flatten() {
-            return held.get(i);
-        }
-        match &f.inst(v).op {
-            Op::Const(_) => f.as_int(v),
-            Op::Unary(UnOp::LNot, x) => self.value(f, *x, held).map(|x| (x == 0) as i64),
-            Op::Cmp(op, x, y) => {
-                let (x, y) = (self.value(f, *x, held)?, self.value(f, *y, held)?);
-                // Order only values no signedness reading can change.
-                if !matches!(op, CmpOp::Eq | CmpOp::Ne) && !(0..=i32::MAX as i64).contains(&x.min(y)) {
-                    return None;
-                }
-                Some(match op {
-                    CmpOp::Eq => x == y,
-                    CmpOp::Ne => x != y,
-                    CmpOp::Lt => x < y,
-                    CmpOp::Le => x <= y,
-                    CmpOp::Gt => x > y,
-                    CmpOp::Ge => x >= y,
-                } as i64)
-            }
-            _ => None,
-        }
+        let flag = |x: Value, _: &Op| self.slot.get(x.index()).copied().flatten().and_then(|i| held.get(i)).map(i128::from);
+        lockstep_analysis::decided::evaluate(f, v, &flag).map(|x| x as i64)
     }
 
     /// The one successor of `b` a path with these flag values takes, if its branch is decided.

@@ -995,7 +995,7 @@ fn equal_launch_conditions(f: &Function, k: &sym::Kernel, a: Value, b: Value) ->
     // Both conditions under one choice of the extent (`n`) and of every
     // template value (`t`).
     let agree = |n: i128, t: i128| {
-        let leaf = |op: &Op| match op {
+        let leaf = |_: Value, op: &Op| match op {
             Op::Builtin(lockstep_ir::Builtin::GroupSize(ax)) if axes.contains(&(ax % 3)) => Some(n),
             Op::Load(m) if matches!(m.root, lockstep_ir::Root::Global(g) if templates.contains(&g)) => Some(t),
             _ => None,
