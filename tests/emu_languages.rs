@@ -384,3 +384,21 @@ fn pipeline_constants_take_their_defaults_or_the_launch_files_values() {
         assert_eq!(o.buffer(buffer).unwrap().u32s()[4..12], (0..8u32).map(|i| 5 * i).collect::<Vec<_>>()[..], "{name}");
     }
 }
+
+const LAMBDAS_CUDA: &str = r#"__global__ void scaled(const float* in, float* out, float s)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    auto twice = [](float x) -> float { return 2.0f * x; };
+    auto shifted = [&](float x) { return x + s; };
+    out[i] = shifted(twice(in[i]));
+}
+"#;
+
+#[test]
+fn cuda_local_lambdas_run_inlined() {
+    let launch = "[constants]\ns = 1.0\n[buffers.in]\nfill = { start = 0, step = 1 }\nlen = 8\n[buffers.out]\nlen = 8\n";
+    let config = RunConfig { group_size: Some([8, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("scaled.cu", Lang::Cuda, LAMBDAS_CUDA, "scaled", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("out").unwrap().f32s(), (0..8).map(|i| 2.0 * i as f32 + 1.0).collect::<Vec<f32>>());
+}

@@ -379,6 +379,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Binding::Place(p @ Place::Mem { space, .. }) if space != MemSpace::Private => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
                 Binding::Place(p) => self.read_place(&p, span),
                 Binding::Sync(s, w) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s, w) },
+                // Handed on as a value, the lambda runs where lockstep does not follow it.
+                Binding::Lambda(_) => {
+                    let v = self.unmodelled(n, "a lambda passed on as a value".to_string(), Vec::new(), span);
+                    RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
+                }
             };
         }
         if let Some(bv) = self.cx.d.builtin_var(name) {
@@ -1208,7 +1213,27 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         let name = callee_name(self.cx.text(func));
+        if let (true, Some(&Binding::Lambda(i))) = (self.cx.kind(func) == "identifier", self.lookup(&name)) {
+            let lambda = self.lambda(i);
+            let lowered = self.arguments(&args, span);
+            return self.inline_lambda(lambda, &name, &lowered, n);
+        }
         self.named_call(&name, &args, n, span)
+    }
+
+    /// Call arguments: each one's place, if it has one, and its value (an
+    /// array decays to a pointer to its first element).
+    fn arguments(&mut self, args: &[Node<'t>], span: Span) -> Vec<(Option<Place>, RV)> {
+        args.iter()
+            .map(|&a| {
+                let place = self.place(a);
+                let rv = match &place {
+                    Some(p) => self.decayed(p, span).unwrap_or_else(|| self.read_place(p, span)),
+                    None => self.expr(a),
+                };
+                (place, rv)
+            })
+            .collect()
     }
 
     fn named_call(&mut self, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
@@ -1342,18 +1367,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
             if !defs.is_empty() {
-                let lowered: Vec<(Option<Place>, RV)> = args
-                    .iter()
-                    .map(|&a| {
-                        let place = self.place(a);
-                        let rv = match &place {
-                            // An array argument decays to a pointer to its first element.
-                            Some(p) => self.decayed(p, span).unwrap_or_else(|| self.read_place(p, span)),
-                            None => self.expr(a),
-                        };
-                        (place, rv)
-                    })
-                    .collect();
+                let lowered = self.arguments(args, span);
                 let def = self.choose_overload(&defs, &lowered);
                 return self.inline_call(def, name, &lowered, call);
             }

@@ -13,7 +13,7 @@ use lockstep_ir::{
 };
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A typed value split into scalar components.
 #[derive(Clone, Debug)]
@@ -70,6 +70,9 @@ impl Offsets {
 pub enum Binding {
     Place(Place),
     Sync(Scope, Option<u32>),
+    /// A lambda stored in a local (`auto f = [&](float x) {…};`): the index
+    /// of its definition in [`FnLowerer::lambdas`]; a call inlines it.
+    Lambda(usize),
 }
 
 struct LoopTargets {
@@ -82,6 +85,9 @@ struct Frame {
     name: String,
     return_to: BlockId,
     ret: Option<(Vec<Var>, SrcType)>,
+    /// A lambda with no declared return type: `ret` takes the type of the
+    /// first value it returns.
+    deduces_return: bool,
     site: u32,
 }
 
@@ -112,6 +118,8 @@ pub struct FnLowerer<'c, 't> {
     /// and the call): the kernel is then not checked, as one that does not
     /// parse itself, rather than checked on a guess of what the helper does.
     pub unparsed_callee: Option<(String, Span)>,
+    /// The lambdas stored in locals ([`Binding::Lambda`]).
+    lambdas: Vec<Node<'t>>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -157,6 +165,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             receiver: None,
             views: FxHashMap::default(),
             unparsed_callee: None,
+            lambdas: Vec::new(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -733,6 +742,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn return_stmt(&mut self, n: Node<'t>) {
         let span = self.span(n);
         let value = n.named_child(0).map(|e| self.expr(e));
+        if let (Some(rv), Some(frame)) = (&value, self.frames.last()) {
+            if frame.deduces_return && frame.ret.is_none() && rv.ty != SrcType::Void {
+                let vars = self.new_vars(&rv.ty, "return value");
+                let frame = self.frames.last_mut().expect("a frame");
+                frame.ret = Some((vars, rv.ty.clone()));
+            }
+        }
         match self.frames.last() {
             Some(frame) => {
                 let to = frame.return_to;
@@ -762,6 +778,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         for d in decls {
             let init = if self.cx.kind(d) == "init_declarator" { d.field(self.cx.fields.value) } else { None };
             let span = self.span(d);
+            // `auto f = [&](float x) {…};`: calls of `f` inline the lambda.
+            if let Some(lambda) = init.filter(|&i| self.inlinable_lambda(i)) {
+                if let Some(name) = d.field(self.cx.fields.declarator).and_then(|x| declarator_name(self.cx, x)) {
+                    self.lambdas.push(lambda);
+                    self.bind(name, Binding::Lambda(self.lambdas.len() - 1));
+                    continue;
+                }
+            }
             // `T& r = place;`: the name stands for the place (nothing is read).
             if let (Some(inner), Some(init)) = (d.field(self.cx.fields.declarator).filter(|x| has_reference(self.cx, *x)), init) {
                 if let (Some(name), Some(place)) = (declarator_name(self.cx, inner), self.place(init)) {
@@ -974,7 +998,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_scope_ints = std::mem::replace(&mut self.scope_ints, vec![FxHashMap::default()]);
         let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
-        self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), site });
+        self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), deduces_return: false, site });
         // A member function sees its object's fields by name.
         if let Some(receiver) = receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
@@ -986,35 +1010,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
-            let mut c = params.walk();
-            let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
-            for (i, p) in list.into_iter().enumerate() {
-                let Some((place, rv)) = args.get(i) else { break };
-                let words = decl_words(self.cx, p);
-                let by_ref = words.iter().any(|w| *w == "out" || *w == "inout")
-                    || p.field(self.cx.fields.declarator).is_some_and(|d| has_reference(self.cx, d));
-                let base = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
-                let declared = base.and_then(|b| p.field(self.cx.fields.declarator).and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
-                let Some((pname, pty)) = declared else { continue };
-                let pspan = self.span(p);
-                match (by_ref, place) {
-                    (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
-                    _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
-                        if let SrcType::SyncObject(s, w) = rv.ty {
-                            self.bind(pname, Binding::Sync(s, w))
-                        }
-                    }
-                    // Arrays decay to references to the caller's memory.
-                    (_, Some(pl @ Place::Mem { .. })) if matches!(pty, SrcType::Array(..)) => self.bind(pname, Binding::Place(pl.clone())),
-                    _ => {
-                        let ty = if pty.is_register() { pty } else { rv.ty.clone() };
-                        let vars = self.new_vars(&ty, &pname);
-                        let place = Place::Vars { vars, ty };
-                        self.assign(&place, rv, pspan, Some(&pname));
-                        self.bind(pname, Binding::Place(place));
-                    }
-                }
-            }
+            self.bind_parameters(params, args);
         }
         if let Some(body) = def.field(self.cx.fields.body) {
             self.stmt(body);
@@ -1032,6 +1028,116 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.seal(return_to);
         self.enter(return_to);
         match ret {
+            Some((vars, ty)) => {
+                let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, return_to, span)).collect();
+                RV { vals, ty }
+            }
+            None => RV { vals: Vec::new(), ty: SrcType::Void },
+        }
+    }
+
+    /// Binds an inlined function's parameters to the call's arguments: a
+    /// reference (or `out`/`inout`) parameter names the argument's place, an
+    /// array parameter the caller's memory, the others a copy of the value.
+    fn bind_parameters(&mut self, params: Node<'t>, args: &[(Option<Place>, RV)]) {
+        let mut c = params.walk();
+        let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
+        for (i, p) in list.into_iter().enumerate() {
+            let Some((place, rv)) = args.get(i) else { break };
+            let words = decl_words(self.cx, p);
+            let by_ref = words.iter().any(|w| *w == "out" || *w == "inout") || p.field(self.cx.fields.declarator).is_some_and(|d| has_reference(self.cx, d));
+            let base = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+            let declared = base.and_then(|b| p.field(self.cx.fields.declarator).and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
+            let Some((pname, pty)) = declared else { continue };
+            let pspan = self.span(p);
+            match (by_ref, place) {
+                (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
+                _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
+                    if let SrcType::SyncObject(s, w) = rv.ty {
+                        self.bind(pname, Binding::Sync(s, w))
+                    }
+                }
+                // Arrays decay to references to the caller's memory.
+                (_, Some(pl @ Place::Mem { .. })) if matches!(pty, SrcType::Array(..)) => self.bind(pname, Binding::Place(pl.clone())),
+                _ => {
+                    let ty = if pty.is_register() { pty } else { rv.ty.clone() };
+                    let vars = self.new_vars(&ty, &pname);
+                    let place = Place::Vars { vars, ty };
+                    self.assign(&place, rv, pspan, Some(&pname));
+                    self.bind(pname, Binding::Place(place));
+                }
+            }
+        }
+    }
+
+    /// The lambda a [`Binding::Lambda`] names.
+    pub fn lambda(&self, i: usize) -> Node<'t> {
+        self.lambdas[i]
+    }
+
+    /// Whether `n` is a lambda a call can inline where it is called, its
+    /// body's names meaning what they mean at the call: one that captures
+    /// nothing or by reference (`[]`, `[&]`), or by copy (`[=]`, `[x, &y]`)
+    /// when nothing it names is assigned after it is made (the copies then
+    /// hold what the variables hold at the call) and it is not `mutable`.
+    fn inlinable_lambda(&self, n: Node<'t>) -> bool {
+        if self.cx.kind(n) != "lambda_expression" {
+            return false;
+        }
+        let mut c = n.walk();
+        let Some(captures) = n.children(&mut c).find(|x| self.cx.kind(*x) == "lambda_capture_specifier") else { return false };
+        let text: String = self.cx.text(captures).chars().filter(|c| !c.is_whitespace()).collect();
+        if matches!(text.as_str(), "[]" | "[&]") {
+            return true;
+        }
+        let plain_list = text.trim_start_matches('[').trim_end_matches(']').split(',').all(|x| {
+            let x = x.trim_start_matches('&');
+            x == "=" || (!x.is_empty() && x.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        });
+        let mutable = n.field(self.cx.fields.declarator).is_some_and(|d| self.cx.text(d).split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "mutable"));
+        plain_list && !mutable && !assigned_after(self.cx, n)
+    }
+
+    /// Lowers a call to a lambda stored in a local by inlining its body: it
+    /// sees the caller's names (it captures by reference), its parameters
+    /// are bound in a scope of their own.
+    pub fn inline_lambda(&mut self, lambda: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
+        let span = self.span(call);
+        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
+            self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
+            return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
+        }
+        let site = self.f.inline_sites.len() as u32;
+        self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
+        let declarator = lambda.field(self.cx.fields.declarator);
+        let declared_return = declarator.and_then(|d| {
+            let mut c = d.walk();
+            let trailing = d.named_children(&mut c).find(|x| self.cx.kind(*x) == "trailing_return_type")?;
+            let ty = trailing.named_child(0)?;
+            self.cx.resolve_type(ty.field(self.cx.fields.ty).unwrap_or(ty))
+        });
+        let deduces_return = declared_return.is_none();
+        let ret = declared_return.filter(|t| *t != SrcType::Void).map(|t| (self.new_vars(&t, name), t));
+        let return_to = self.new_block(span);
+        self.scopes.push(FxHashMap::default());
+        self.scope_ints.push(FxHashMap::default());
+        let saved_loops = std::mem::take(&mut self.loops);
+        self.frames.push(Frame { name: name.to_string(), return_to, ret, deduces_return, site });
+        if let Some(params) = declarator.and_then(|d| d.field(self.cx.fields.parameters)) {
+            self.bind_parameters(params, args);
+        }
+        if let Some(body) = lambda.field(self.cx.fields.body) {
+            self.stmt(body);
+        }
+        let end = self.span_end(lambda);
+        self.terminate(Terminator::Jump(return_to), end, None);
+        let frame = self.frames.pop().expect("the lambda's frame");
+        self.scopes.pop();
+        self.scope_ints.pop();
+        self.loops = saved_loops;
+        self.seal(return_to);
+        self.enter(return_to);
+        match frame.ret {
             Some((vars, ty)) => {
                 let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, return_to, span)).collect();
                 RV { vals, ty }
@@ -1199,6 +1305,44 @@ fn unwrap_condition<'t>(cx: &Ctx, n: Node<'t>) -> Node<'t> {
         }
     }
     n
+}
+
+/// Whether a name the lambda `n` uses is assigned (`=`, `+=`, `++`, …) in the
+/// enclosing function after the lambda.
+fn assigned_after<'t>(cx: &Ctx<'t>, n: Node<'t>) -> bool {
+    let mut names: FxHashSet<&'t str> = FxHashSet::default();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if cx.kind(x) == "identifier" {
+            names.insert(cx.text(x));
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    let mut scope = n;
+    while let Some(p) = scope.parent() {
+        scope = p;
+        if cx.kind(p) == "function_definition" {
+            break;
+        }
+    }
+    let mut stack = vec![scope];
+    while let Some(x) = stack.pop() {
+        if x.end_byte() <= n.end_byte() {
+            continue;
+        }
+        let target = match cx.kind(x) {
+            "assignment_expression" => x.field(cx.fields.left),
+            "update_expression" => x.field(cx.fields.argument),
+            _ => None,
+        };
+        if target.is_some_and(|t| names.contains(cx.text(t))) {
+            return true;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    false
 }
 
 pub fn find_parameter_list<'t>(cx: &Ctx, mut d: Node<'t>) -> Option<Node<'t>> {
