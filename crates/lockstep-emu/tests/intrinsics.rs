@@ -50,6 +50,25 @@ fn ib(x: i32) -> Want {
     Want::Bits(x as u32 as u64)
 }
 
+/// f32 → the nearest bfloat16 (ties to the even one), as an f32: of the
+/// two bfloat16 values around `x`, the closer one (IEEE rounding: overflow
+/// goes to infinity).
+fn f32_to_bf16(x: f32) -> f32 {
+    if x.is_nan() || x.is_infinite() {
+        return x;
+    }
+    let down = f32::from_bits(x.to_bits() & 0xffff_0000);
+    let up = f32::from_bits((x.to_bits() & 0xffff_0000) + 0x1_0000);
+    // Past the largest finite value, `up` is infinity: it counts as 2^128.
+    let up_value = if up.is_infinite() { 2f64.powi(128).copysign(x as f64) } else { up as f64 };
+    let (d, u) = ((x as f64 - down as f64).abs(), (up_value - x as f64).abs());
+    if d < u || (d == u && (down.to_bits() >> 16) & 1 == 0) {
+        down
+    } else {
+        up
+    }
+}
+
 /// f32 → f16 bits, round to nearest even, written from the IEEE formats.
 fn f32_to_f16(x: f32) -> u16 {
     let b = x.to_bits();
@@ -261,6 +280,11 @@ fn reference(name: &str) -> Option<Ref> {
         "__float2half" | "__float2half_rn" => r(&[F32], F16, |_, a| Want::Bits(f32_to_f16(f(a[0])) as u64)),
         "f16tof32" => r(&[U32], F32, |_, a| fb(f16_to_f32(a[0] as u16))),
         "__half2float" => r(&[F16], F32, |_, a| fb(f16_to_f32(a[0] as u16))),
+        "__float2bfloat16" | "__float2bfloat16_rn" => r(&[F32], F32, |_, a| fb(f32_to_bf16(f(a[0])))),
+        "__bfloat162float" => r(&[F32], F32, |_, a| Want::Bits(a[0] & 0xffff_ffff)),
+        "__isnanf" => r(&[F32], I32, |_, a| ib(f(a[0]).is_nan() as i32)),
+        "__isnan" => r(&[F64], I32, |_, a| ib(f64::from_bits(a[0]).is_nan() as i32)),
+        "isnan" => Ref { stmt: "result[i] = CALL ? 1 : 0;", ..r(&[F32], I32, |_, a| ib(f(a[0]).is_nan() as i32)) },
         "__ldg" => Ref { stmt: "result[i] = __ldg(a0 + i);", ..r(&[F32], F32, |_, a| Want::Bits(a[0])) },
         "tex1Dfetch" => Ref { stmt: "result[i] = tex1Dfetch(a0, i);", ..r(&[I32], I32, |_, a| Want::Bits(a[0])) },
         // Odd lanes are inactive where the mask is taken.

@@ -261,6 +261,11 @@ pub enum IntrinsicOp {
     FetchElement,
     /// The mask of the wave's active lanes: a ballot of `true`, uniform per wave.
     ActiveLaneMask,
+    /// Whether the operand is a NaN (it differs from itself), as the result type.
+    IsNan,
+    /// An f32 rounded to the nearest-even bfloat16 (8 bits of mantissa), kept
+    /// as an f32: lockstep holds bfloat16 values in f32 cells.
+    RoundToBf16,
 }
 
 /// A vector-shaped intrinsic: which components it reads and the element
@@ -446,6 +451,12 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     fixed("__float2half", MathFn::F32ToF16, Type::F32, Type::F16),
     fixed("__float2half_rn", MathFn::F32ToF16, Type::F32, Type::F16),
     fixed("__half2float", MathFn::F16ToF32, Type::F16, Type::F32),
+    Intrinsic { name: "__float2bfloat16", op: IntrinsicOp::RoundToBf16, operands: Operands::Fixed(Type::F32), result: Some(Type::F32) },
+    Intrinsic { name: "__float2bfloat16_rn", op: IntrinsicOp::RoundToBf16, operands: Operands::Fixed(Type::F32), result: Some(Type::F32) },
+    convert("__bfloat162float", Type::F32, Type::F32),
+    Intrinsic { name: "__isnanf", op: IntrinsicOp::IsNan, operands: Operands::Fixed(Type::F32), result: Some(Type::I32) },
+    Intrinsic { name: "__isnan", op: IntrinsicOp::IsNan, operands: Operands::Fixed(Type::F64), result: Some(Type::I32) },
+    Intrinsic { name: "isnan", op: IntrinsicOp::IsNan, operands: Operands::CommonFloat, result: Some(Type::Bool) },
     memory("__ldg", IntrinsicOp::LoadThroughPointer),
     memory("tex1Dfetch", IntrinsicOp::FetchElement),
     memory("__activemask", IntrinsicOp::ActiveLaneMask),

@@ -338,6 +338,24 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// An f32 rounded to the nearest-even bfloat16, as an f32: the upper 16
+    /// bits after adding half of the dropped part (ties to even); a NaN stays.
+    fn rounded_to_bf16(&mut self, x: Value, span: Span) -> Value {
+        let bits = self.emit(Op::Math(MathFn::Bitcast, vec![x]), Type::U32, span);
+        let sixteen = self.int(Type::U32, 16, span);
+        let one = self.int(Type::U32, 1, span);
+        let upper = self.emit(Op::Binary(BinOp::Shr, bits, sixteen), Type::U32, span);
+        let lowest_kept = self.emit(Op::Binary(BinOp::And, upper, one), Type::U32, span);
+        let half = self.int(Type::U32, 0x7fff, span);
+        let bias = self.emit(Op::Binary(BinOp::Add, half, lowest_kept), Type::U32, span);
+        let biased = self.emit(Op::Binary(BinOp::Add, bits, bias), Type::U32, span);
+        let mask = self.int(Type::U32, 0xffff_0000, span);
+        let kept = self.emit(Op::Binary(BinOp::And, biased, mask), Type::U32, span);
+        let rounded = self.emit(Op::Math(MathFn::Bitcast, vec![kept]), Type::F32, span);
+        let nan = self.emit(Op::Cmp(CmpOp::Ne, x, x), Type::Bool, span);
+        self.emit(Op::Select(nan, x, rounded), Type::F32, span)
+    }
+
     fn number(&mut self, n: Node<'t>, span: Span) -> RV {
         let text = self.cx.text(n).trim();
         let lower: Cow<str> = if text.bytes().any(|b| b.is_ascii_uppercase()) { text.to_ascii_lowercase().into() } else { text.into() };
@@ -1552,7 +1570,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let v = self.emit(Op::Wave(WaveOp::Ballot, vec![all]), Type::U32, span);
                 return self.scalar(v);
             }
-            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) => {}
+            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::RoundToBf16 => {}
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         if let Some(k) = rvs.iter().position(|r| r.vals.is_empty()) {
@@ -1561,7 +1579,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let wanted = match i.op {
             IntrinsicOp::Binary(_) => Some(2),
-            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) => Some(1),
+            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::RoundToBf16 => Some(1),
             _ => None,
         };
         if rvs.is_empty() || wanted.is_some_and(|w| w != rvs.len()) {
@@ -1600,6 +1618,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let rounded = self.emit(Op::Math(rounding, operands), t, span);
                     self.convert(rounded, result_t, span)
                 }
+                IntrinsicOp::IsNan => {
+                    let nan = self.emit(Op::Cmp(CmpOp::Ne, operands[0], operands[0]), Type::Bool, span);
+                    self.convert(nan, result_t, span)
+                }
+                IntrinsicOp::RoundToBf16 => self.rounded_to_bf16(operands[0], span),
                 IntrinsicOp::LoadThroughPointer | IntrinsicOp::FetchElement | IntrinsicOp::ActiveLaneMask => unreachable!("handled above"),
             };
             vals.push(v);

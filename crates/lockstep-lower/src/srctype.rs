@@ -226,7 +226,8 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
             "int64_t" | "long long" | "longlong" | "long long int" | "ptrdiff_t" => Type::I64,
             "uint64_t" | "unsigned long long" | "ulonglong" | "unsigned long long int" => Type::U64,
             "half" | "float16_t" | "min16float" | "min10float" | "__half" => Type::F16,
-            "float" | "float32_t" => Type::F32,
+            // bfloat16 values are held in f32 cells (the conversions round them).
+            "float" | "float32_t" | "__nv_bfloat16" | "nv_bfloat16" | "__bf16" => Type::F32,
             "double" | "float64_t" => Type::F64,
             _ => return None,
         })
