@@ -797,7 +797,11 @@ impl Ctx<'_> {
                         let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
-                        let synced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &atomic_or_grid);
+                        // After the atomic on every path, or after the very
+                        // atomic whose result elects the group that runs `l`
+                        // (the last group to take its ticket runs after every
+                        // other group's ticket).
+                        let synced = ordered && (!reaches(f, cfg, &self.pos, e.inst, l.inst, &atomic_or_grid) || self.ticket_for(e, l));
                         let fenced = ordered && !reaches(f, cfg, &self.pos, e.inst, l.inst, &device_fence);
                         let coherent = self.coherent(l.alloc);
                         let raw = hz == Hazard::Raw && e.kind == AccessKind::Write;
@@ -844,6 +848,18 @@ impl Ctx<'_> {
         })
     }
 
+    /// Whether `ticket` is an atomic whose result decides a protocol branch
+    /// that `a` runs under (`isLast = atomicInc(&count, n) == n - 1`, through
+    /// memory too).
+    fn ticket_for(&self, ticket: &Access, a: &Access) -> bool {
+        if ticket.kind != AccessKind::Atomic {
+            return false;
+        }
+        self.cfg.control_deps_transitive(a.block).into_iter().any(|c| {
+            self.after_atomic[c.index()] && self.f.block(c).term.condition().is_some_and(|cond| self.per_group_term(cond, 0) && depends_on(self.f, cond, ticket.inst))
+        })
+    }
+
     /// Whether a condition, or one conjunct/disjunct of it, is per-group data.
     fn per_group_term(&self, c: Value, depth: u32) -> bool {
         if (Level::Group..Level::Grid).contains(&self.uni.level(c)) {
@@ -856,6 +872,34 @@ impl Ctx<'_> {
             _ => false,
         }
     }
+}
+
+/// Whether `v` is computed from `source`: through operands, and through
+/// memory (a load of an allocation some store of a value computed from
+/// `source` writes).
+fn depends_on(f: &Function, v: Value, source: Value) -> bool {
+    let mut seen = HashSet::new();
+    let mut work = vec![v];
+    while let Some(x) = work.pop() {
+        if x == source {
+            return true;
+        }
+        if !seen.insert(x) || seen.len() > 4096 {
+            continue;
+        }
+        let op = &f.inst(x).op;
+        op.for_each_operand(|o| work.push(o));
+        if let Op::Load(m) = op {
+            for inst in f.block_ids().flat_map(|b| f.block(b).insts.iter().copied()) {
+                if let Op::Store(sm, value) = &f.inst(inst).op {
+                    if sm.root == m.root {
+                        work.push(*value);
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Blocks whose end some atomic operation can precede.
