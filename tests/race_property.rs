@@ -2,7 +2,7 @@
 //! shared-memory accesses at affine (and xor / modulo / shift) indices of the
 //! thread id, under optional guards, barriers (some behind a flag that the
 //! first pass of a loop flips), fences and a two-iteration loop around all
-//! of them or a prefix (the rest after the loop). For every pair of accesses that share a barrier interval, every
+//! of them or a slice (with statements before and after the loop). For every pair of accesses that share a barrier interval, every
 //! pair of different threads of the group is enumerated; each pair that
 //! touches one cell (at least one writing) must be reported, and the witness
 //! threads a report names must really conflict. Reports of pairs the
@@ -110,9 +110,9 @@ struct Kernel {
     group: i64,
     /// The size comes from `__launch_bounds__` (a bound, blockDim symbolic) instead of `--group-size`.
     bounded: bool,
-    /// The first `looped` statements run in a two-iteration loop (all of
-    /// them, or a prefix: the rest follow the loop).
-    looped: usize,
+    /// The statements that run in a two-iteration loop (none, all, or a
+    /// slice with statements before and after it).
+    looped: std::ops::Range<usize>,
     body: Vec<Stmt>,
 }
 
@@ -124,16 +124,16 @@ fn render(k: &Kernel) -> (String, u32) {
         _ => None,
     }).collect();
     let mut s = format!("__global__ void {bounds}k(float* out)\n{{\n    __shared__ float s[64];\n    float acc = 0.0f;{flags}\n");
-    let mut line = 5;
-    if k.looped > 0 {
-        s.push_str("    for (int it = 0; it < 2; ++it) {\n");
-        line += 1;
-    }
+    let line = 5;
     for (i, st) in k.body.iter().enumerate() {
-        if k.looped > 0 && i == k.looped {
-            // Closing the loop on the line of the first statement after it
-            // keeps statement i on line `first_line + i`.
+        // Opening the loop on the line of its first statement, and closing
+        // it on the line of the first statement after it, keeps statement
+        // i on line `first_line + i`.
+        if !k.looped.is_empty() && i == k.looped.end {
             s.push_str("    }");
+        }
+        if !k.looped.is_empty() && i == k.looped.start {
+            s.push_str("    for (int it = 0; it < 2; ++it) {");
         }
         s.push_str("        ");
         match st {
@@ -145,7 +145,7 @@ fn render(k: &Kernel) -> (String, u32) {
         }
         s.push('\n');
     }
-    if k.looped == k.body.len() {
+    if !k.looped.is_empty() && k.looped.end == k.body.len() {
         s.push_str("    }\n");
     }
     s.push_str("    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n}\n");
@@ -181,10 +181,14 @@ fn generate(rng: &mut Rng) -> Kernel {
         };
         body.push(st);
     }
+    let n = body.len();
     let looped = match rng.below(4) {
-        0 | 1 => 0,
-        2 => body.len(),
-        _ => 1 + rng.below(body.len() as u64 - 1) as usize,
+        0 | 1 => 0..0,
+        2 => 0..n,
+        _ => {
+            let start = rng.below(n as u64) as usize;
+            start..start + 1 + rng.below((n - start) as u64) as usize
+        }
     };
     Kernel { group, bounded: rng.below(2) == 0, looped, body }
 }
@@ -196,10 +200,8 @@ type Races = BTreeSet<(u32, i64, u32, i64)>;
 fn enumerate(k: &Kernel, first_line: u32) -> Races {
     // The statements in the order one thread runs them (two passes of the
     // loop, then the rest), cut into barrier intervals by the barriers that run.
-    let mut order: Vec<usize> = (0..k.looped).chain(0..k.looped).chain(k.looped..k.body.len()).collect();
-    if k.looped == 0 {
-        order = (0..k.body.len()).collect();
-    }
+    let (start, end) = (k.looped.start, k.looped.end);
+    let order: Vec<usize> = (0..start).chain(k.looped.clone()).chain(k.looped.clone()).chain(end..k.body.len()).collect();
     let mut flag = vec![None; k.body.len()];
     let mut intervals: Vec<Vec<usize>> = vec![Vec::new()];
     for i in order {

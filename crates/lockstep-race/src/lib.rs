@@ -608,7 +608,7 @@ impl Ctx<'_> {
                         // Threads take the same way through uniform branches between two
                         // barriers: accesses in different iterations share a phase only
                         // when one follows the other without a barrier.
-                        let same_iteration = em.1 == lm.1 && !em.1.contains(&MANY);
+                        let same_iteration = same_pass(&em.1, &lm.1);
                         match self.after_loop(em, lm) {
                             // The loop's last iteration (any, when it holds no
                             // barrier) meets what follows it with no barrier between.
@@ -913,6 +913,14 @@ fn after_atomic(f: &Function, cfg: &Cfg) -> Vec<bool> {
         work.extend(cfg.succs[b.index()].iter().copied());
     }
     seen
+}
+
+/// Whether two members of an interval are in one iteration of every loop:
+/// the same count of back-edge crossings, where an access outside a loop
+/// and one in the first pass after entering it (`tile[t] = …` before a
+/// loop, `tile[t + s]` in its first iteration) count as one.
+fn same_pass(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).all(|(&x, &y)| x == y || (x.min(y) == 0 && x.max(y) == intervals::NOT_IN)) && !a.contains(&MANY) && !b.contains(&MANY)
 }
 
 /// A pair of accesses, once reported: one instruction may access two
