@@ -32,14 +32,15 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
             .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),
         );
     }
-    // Device memory: findings of one class and hazard on one buffer that
-    // share a line are one finding. Unrolled stores (`dst[idx] = c.s0;
-    // idx += m; …`) otherwise give one report per pair of lines for what is
-    // one layout question.
-    // (class, buffer, hazard), the lines seen, the finding kept.
+    // Findings of one class and hazard on one allocation that share a line
+    // are one finding: unrolled stores (`dst[idx] = c.s0; idx += m; …`) or
+    // the steps of an unrolled warp-synchronous reduction otherwise give one
+    // report per pair of lines for what is one defect.
+    // (class, allocation, hazard), the lines seen, the finding kept.
     type Group = ((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize);
     let mut groups: Vec<Group> = Vec::new();
-    let mut more_lines: Vec<BTreeSet<u32>> = Vec::new();
+    // Per finding kept: the other lines, and whether its memory is a device buffer.
+    let mut more_lines: Vec<(BTreeSet<u32>, bool)> = Vec::new();
     let first = out.len();
     for finding in findings {
         let d = report(db, k.module, &k.func, oracle.kernel(), &finding);
@@ -51,23 +52,25 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
         if !shown {
             continue;
         }
-        if matches!(finding.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent) {
+        if finding.earlier.is_some() {
             let key = (d.rule.clone(), finding.alloc, finding.hazard);
             let lines: BTreeSet<u32> = std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)).map(|sp| db.location(sp).0.line).collect();
             if let Some((_, seen, kept)) = groups.iter_mut().find(|(k, seen, _)| *k == key && !seen.is_disjoint(&lines)) {
-                more_lines[*kept].extend(lines.difference(seen));
+                more_lines[*kept].0.extend(lines.difference(seen));
                 seen.extend(lines);
                 continue;
             }
             groups.push((key, lines, more_lines.len()));
         }
-        more_lines.push(BTreeSet::new());
+        let device = matches!(finding.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent);
+        more_lines.push((BTreeSet::new(), device));
         out.push(d);
     }
-    for (d, lines) in out[first..].iter_mut().zip(more_lines) {
+    for (d, (lines, device)) in out[first..].iter_mut().zip(more_lines) {
         if !lines.is_empty() {
             let list: Vec<String> = lines.iter().map(u32::to_string).collect();
-            d.notes.push(format!("the same buffer is also accessed this way on line{} {} of this kernel", if lines.len() == 1 { "" } else { "s" }, list.join(", ")));
+            let what = if device { "buffer" } else { "array" };
+            d.notes.push(format!("the same {what} is also accessed this way on line{} {} of this kernel", if lines.len() == 1 { "" } else { "s" }, list.join(", ")));
         }
     }
 }
