@@ -237,7 +237,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
                 match self.place(n) {
                     Some(p) => self.read_place(&p, span),
-                    None => self.undef(Type::I32, span),
+                    // Memory lockstep cannot place: the read may touch any of it.
+                    None => {
+                        let what = format!("the read of `{}`", self.cx.text(n));
+                        let v = self.unmodelled(n, what, Vec::new(), span);
+                        RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
+                    }
                 }
             }
             "assignment_expression" => self.assignment(n, span),
@@ -462,7 +467,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let x = self.int(Type::U32, *v as i64, span);
                     return self.scalar(x);
                 }
-                // Unknown names (e.g. from a missing include) are opaque, uniform values.
+                // Unknown names (e.g. a macro from a missing include) are opaque,
+                // uniform values; said once per name and kernel.
+                if self.unknown_names.insert(name.to_string()) {
+                    self.diag("unsupported", n, format!("`{name}` is not declared (a macro or header lockstep did not see?): its value is unknown"));
+                }
                 self.undef(Type::I32, span)
             }
         }

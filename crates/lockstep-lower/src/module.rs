@@ -1051,7 +1051,16 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     let is_extern = words.contains(&"extern");
     let space = words.iter().find_map(|w| ctx.d.space_qualifier(w));
     let coherent = words.iter().any(|w| ctx.d.coherent_qualifiers.contains(w));
-    let Some(base) = ctx.resolve_type(type_node) else { return };
+    let base = match ctx.resolve_type(type_node) {
+        Some(base) => base,
+        // Memory of a type lockstep does not know is still memory: its
+        // accesses are placed, one cell per element.
+        None if space.is_some() => {
+            unknown_element_type(ctx, type_node);
+            SrcType::Scalar(Type::F32)
+        }
+        None => return,
+    };
     let mut c = n.walk();
     let decls: Vec<_> = n.fields(ctx.fields.declarator, &mut c).collect();
     for d in decls {
@@ -1123,6 +1132,16 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
         }
     }
+}
+
+/// The note for memory declared with a type lockstep does not know.
+pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) {
+    let name = ctx.text(type_node).trim().to_string();
+    ctx.warn(
+        "unsupported",
+        type_node,
+        format!("the type `{name}` is not known (a macro or header lockstep did not see?): its memory is taken to hold one value per element"),
+    );
 }
 
 /// The `constant_id` a declaration's layout gives it (GLSL `layout(constant_id

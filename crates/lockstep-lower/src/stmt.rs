@@ -120,6 +120,8 @@ pub struct FnLowerer<'c, 't> {
     pub unparsed_callee: Option<(String, Span)>,
     /// The lambdas stored in locals ([`Binding::Lambda`]).
     lambdas: Vec<Node<'t>>,
+    /// Names used but never declared, already noted.
+    pub unknown_names: FxHashSet<String>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -166,6 +168,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             views: FxHashMap::default(),
             unparsed_callee: None,
             lambdas: Vec::new(),
+            unknown_names: FxHashSet::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -772,7 +775,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let is_const = words.contains(&"const") || words.contains(&"constexpr");
         let is_static = words.contains(&"static");
         let coherent = words.iter().any(|w| self.cx.d.coherent_qualifiers.contains(w));
-        let base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+        let mut base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
+        // Shared memory of a type lockstep does not know is still memory.
+        if let (None, Some(MemSpace::Shared), Some(t)) = (&base, space, n.field(self.cx.fields.ty)) {
+            crate::module::unknown_element_type(self.cx, t);
+            base = Some(SrcType::Scalar(Type::F32));
+        }
         let mut c = n.walk();
         let decls: Vec<_> = n.fields(self.cx.fields.declarator, &mut c).collect();
         for d in decls {
@@ -1009,11 +1017,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
         }
+        let mut shadowed_views = Vec::new();
         if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
-            self.bind_parameters(params, args);
+            let names = self.bind_parameters(params, args);
+            // A captured device view handed to a helper is that view under the parameter's name.
+            let arg_nodes: Vec<Node<'t>> = call.field(self.cx.fields.arguments).map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).filter(|x| self.cx.kind(*x) != "comment").collect()
+            }).unwrap_or_default();
+            for (pname, arg) in names.into_iter().zip(arg_nodes) {
+                if let (Some(pname), Some(view)) = (pname, self.views.get(self.cx.text(arg)).cloned()) {
+                    shadowed_views.push((pname.clone(), self.views.insert(pname, view)));
+                }
+            }
         }
         if let Some(body) = def.field(self.cx.fields.body) {
             self.stmt(body);
+        }
+        for (name, before) in shadowed_views.into_iter().rev() {
+            match before {
+                Some(view) => self.views.insert(name, view),
+                None => self.views.remove(&name),
+            };
         }
         let end = self.span_end(def);
         self.terminate(Terminator::Jump(return_to), end, None);
@@ -1039,17 +1064,36 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// Binds an inlined function's parameters to the call's arguments: a
     /// reference (or `out`/`inout`) parameter names the argument's place, an
     /// array parameter the caller's memory, the others a copy of the value.
-    fn bind_parameters(&mut self, params: Node<'t>, args: &[(Option<Place>, RV)]) {
+    /// Returns each parameter's name, in order (None where it declares none).
+    fn bind_parameters(&mut self, params: Node<'t>, args: &[(Option<Place>, RV)]) -> Vec<Option<String>> {
         let mut c = params.walk();
         let list: Vec<_> = params.named_children(&mut c).filter(|p| self.cx.kind(*p).contains("parameter_declaration")).collect();
+        let mut names = Vec::new();
         for (i, p) in list.into_iter().enumerate() {
-            let Some((place, rv)) = args.get(i) else { break };
             let words = decl_words(self.cx, p);
             let by_ref = words.iter().any(|w| *w == "out" || *w == "inout") || p.field(self.cx.fields.declarator).is_some_and(|d| has_reference(self.cx, d));
             let base = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
             let declared = base.and_then(|b| p.field(self.cx.fields.declarator).and_then(|d| self.cx.declarator(d, b, MemSpace::Unknown)));
+            names.push(declared.as_ref().map(|d| d.0.clone()));
             let Some((pname, pty)) = declared else { continue };
             let pspan = self.span(p);
+            let defaulted;
+            let (place, rv) = match args.get(i) {
+                Some((place, rv)) => (place, rv),
+                None => {
+                    // Left out by the call: the parameter's default, where it has one.
+                    let value = match p.field(self.cx.fields.default_value) {
+                        Some(default) => self.expr(default),
+                        None => {
+                            self.diag("unsupported", p, format!("the call gives no value for parameter `{pname}` (a default lockstep did not read?): its value is unknown"));
+                            let vals = self.new_vars(&pty, &pname).iter().map(|&v| self.emit(Op::Undef, self.ssa.var_type(v), pspan)).collect();
+                            RV { vals, ty: pty.clone() }
+                        }
+                    };
+                    defaulted = (None, value);
+                    (&defaulted.0, &defaulted.1)
+                }
+            };
             match (by_ref, place) {
                 (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
                 _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
@@ -1068,6 +1112,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
         }
+        names
     }
 
     /// The lambda a [`Binding::Lambda`] names.
