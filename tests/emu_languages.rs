@@ -402,3 +402,23 @@ fn cuda_local_lambdas_run_inlined() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("out").unwrap().f32s(), (0..8).map(|i| 2.0 * i as f32 + 1.0).collect::<Vec<f32>>());
 }
+
+const PER_INVOCATION_GLSL: &str = r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Out { uint values[]; };
+uint tid = gl_LocalInvocationID.x;
+uint twice() { return 2u * tid; }
+void main()
+{
+    tid += gl_WorkGroupID.x * 8u;
+    values[tid] = twice();
+}
+"#;
+
+#[test]
+fn glsl_globals_are_each_invocations_own() {
+    let config = RunConfig { groups: [2, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("per.comp", Lang::Glsl, PER_INVOCATION_GLSL, "main", "[buffers.values]\nlen = 16\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("values").unwrap().u32s(), (0..16u32).map(|i| 2 * i).collect::<Vec<_>>());
+}

@@ -110,6 +110,9 @@ pub struct Dialect {
     pub float_literal_is_double: bool,
     /// Global variables without a space qualifier are constants (HLSL `$Globals`).
     pub plain_globals_are_constant: bool,
+    /// Global variables without a space qualifier are each invocation's own,
+    /// set by their initializers before the entry point runs (GLSL).
+    pub plain_globals_are_per_thread: bool,
     /// Program-scope variables of the constant space are fixed by their
     /// initializers (Metal `constant`); in CUDA the host may set `__constant__` memory.
     pub constant_globals_are_fixed: bool,
@@ -569,6 +572,7 @@ pub static HLSL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
+    plain_globals_are_per_thread: false,
     constant_globals_are_fixed: false,
     collective_fences: true,
     group_barrier: "GroupMemoryBarrierWithGroupSync()",
@@ -670,6 +674,7 @@ pub static CUDA: Dialect = Dialect {
     ],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    plain_globals_are_per_thread: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
     group_barrier: "__syncthreads()",
@@ -913,6 +918,7 @@ pub static OPENCL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    plain_globals_are_per_thread: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
     group_barrier: "barrier(CLK_LOCAL_MEM_FENCE)",
@@ -1145,8 +1151,8 @@ pub static GLSL: Dialect = Dialect {
     intrinsic_prefixes: &[],
     sync_objects: &[],
     float_literal_is_double: false,
-    // Globals without a qualifier are per-invocation; in compute shaders they are `const` tables.
-    plain_globals_are_constant: true,
+    plain_globals_are_constant: false,
+    plain_globals_are_per_thread: true,
     constant_globals_are_fixed: false,
     collective_fences: false,
     group_barrier: "barrier()",
@@ -1363,6 +1369,7 @@ pub static METAL: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: false,
+    plain_globals_are_per_thread: false,
     constant_globals_are_fixed: true,
     collective_fences: false,
     group_barrier: "threadgroup_barrier(mem_flags::mem_threadgroup)",
@@ -1458,6 +1465,7 @@ pub static CPP_AMP: Dialect = Dialect {
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
+    plain_globals_are_per_thread: false,
     constant_globals_are_fixed: false,
     collective_fences: false,
     group_barrier: "t.barrier.wait()",

@@ -462,6 +462,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let x = self.builtin(lockstep_ir::Builtin::GroupSize(axis), span);
                 self.scalar(x)
             }
+            // Every lowered entry binds these; seen only where no entry runs them.
+            Some(GlobalBinding::PerThread) => {
+                let v = self.unmodelled(n, format!("the per-invocation global `{name}` outside an entry point"), Vec::new(), span);
+                self.scalar(v)
+            }
             None => {
                 if let Some((_, v)) = crate::dialect::BARRIER_FLAG_NAMES.iter().find(|(n2, _)| *n2 == name) {
                     let x = self.int(Type::U32, *v as i64, span);

@@ -21,6 +21,10 @@ pub enum GlobalBinding {
     Resource { global: GlobalId, kind: ResourceKind, elem: SrcType, writable: bool },
     /// A compile-time integer constant (`static const uint N = 64;`, enumerators).
     Int(i64, Type),
+    /// A variable each invocation has its own of, set by its initializer
+    /// before the entry point runs (a GLSL global without a qualifier; its
+    /// declaration is in [`Ctx::per_thread_globals`]).
+    PerThread,
     /// A pipeline constant that the group size names (GLSL `local_size_x_id`):
     /// the group's extent on `axis`; `default` only sizes arrays.
     GroupExtent { axis: u8, default: Option<i64> },
@@ -63,6 +67,9 @@ pub struct Ctx<'t> {
     pub launches: &'t LaunchTable,
     /// While an array's length is evaluated: pipeline constants take their defaults.
     sizing_array: std::cell::Cell<bool>,
+    /// Per-invocation globals ([`GlobalBinding::PerThread`]): name, type,
+    /// initializer and place in the source.
+    pub per_thread_globals: Vec<(String, SrcType, Option<Node<'t>>, Span)>,
 }
 
 /// Launches by kernel name.
@@ -578,6 +585,7 @@ pub fn lower_tree_streaming(
         options,
         launches,
         sizing_array: std::cell::Cell::new(false),
+        per_thread_globals: Vec::new(),
     };
     ctx.module.collective_fences = ctx.d.collective_fences;
     ctx.module.group_barrier = ctx.d.group_barrier.to_string();
@@ -1114,6 +1122,13 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
                 }
             }
         }
+        // A GLSL global: each invocation's own, initialized before `main`
+        // (`uint tid = gl_LocalInvocationID.x;`); `const` tables stay constant memory.
+        if ctx.d.plain_globals_are_per_thread && space.is_none() && !(is_const && matches!(ty, SrcType::Array(..))) {
+            ctx.globals.insert(name.clone(), GlobalBinding::PerThread);
+            ctx.per_thread_globals.push((name, ty, init, span));
+            continue;
+        }
         if is_static && !is_const && ctx.d.plain_globals_are_constant {
             // A static mutable global is per-thread private state in HLSL; rare in kernels.
             ctx.warn("unsupported", d, format!("static global `{name}` is treated as constant"));
@@ -1242,7 +1257,12 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
     let mut c = block.walk();
     let members: Vec<Node<'t>> = block.named_children(&mut c).filter(|m| ctx.kind(*m) == "field_declaration").collect();
     for member in members {
-        let Some(t) = member.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) else { continue };
+        let Some(type_node) = member.field(ctx.fields.ty) else { continue };
+        // A member of a type lockstep does not know is still memory, one value per element.
+        let t = ctx.resolve_type(type_node).unwrap_or_else(|| {
+            unknown_element_type(ctx, type_node);
+            SrcType::Scalar(Type::F32)
+        });
         let mut cc = member.walk();
         let decls: Vec<_> = member.fields(ctx.fields.declarator, &mut cc).collect();
         for d in decls {

@@ -122,6 +122,8 @@ pub struct FnLowerer<'c, 't> {
     lambdas: Vec<Node<'t>>,
     /// Names used but never declared, already noted.
     pub unknown_names: FxHashSet<String>,
+    /// Each invocation's own globals ([`GlobalBinding::PerThread`]), seen from every scope.
+    per_thread: FxHashMap<String, Binding>,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -142,6 +144,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let name = function_name(cx, def)?;
         let mut l = FnLowerer::start(cx, name, info, def);
         l.entry_params(def);
+        l.per_thread_globals();
         if let Some(body) = def.field(l.cx.fields.body) {
             l.stmt(body);
         }
@@ -169,6 +172,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             unparsed_callee: None,
             lambdas: Vec::new(),
             unknown_names: FxHashSet::default(),
+            per_thread: FxHashMap::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal(&mut l.f, entry);
@@ -293,7 +297,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     // ----- scopes -----
 
     pub fn lookup(&self, name: &str) -> Option<&Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name))
+        self.scopes.iter().rev().find_map(|s| s.get(name)).or_else(|| self.per_thread.get(name))
     }
 
     fn bind(&mut self, name: String, b: Binding) {
@@ -345,6 +349,33 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn diag(&mut self, rule: &str, n: Node, message: String) {
         let d = Diagnostic::new(rule, Severity::Warning, self.span(n), message);
         self.cx.diags.push(d);
+    }
+
+    /// Each invocation's own globals, set by their initializers before the body runs.
+    fn per_thread_globals(&mut self) {
+        for (name, ty, init, span) in self.cx.per_thread_globals.clone() {
+            let place = if ty.is_register() {
+                let vars = self.new_vars(&ty, &name);
+                Place::Vars { vars, ty: ty.clone() }
+            } else {
+                let len = ty.cells(&self.cx.structs);
+                let local = LocalId(self.f.locals.len() as u32);
+                self.f.locals.push(IrLocal { name: name.clone(), elem: ty.scalar(&self.cx.structs), len, span });
+                let zero = self.int(Type::U32, 0, span);
+                Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets: Offsets::Dense(len.min(1 << 16) as u32), ty: ty.clone() }
+            };
+            let value = match init {
+                Some(init) => self.initializer(init, &ty),
+                None => {
+                    let mut types = Vec::new();
+                    ty.scalar_types(&self.cx.structs, &mut types);
+                    let vals = types.iter().map(|&t| self.emit(Op::Undef, t, span)).collect();
+                    RV { vals, ty: ty.clone() }
+                }
+            };
+            self.assign(&place, &value, span, Some(&name));
+            self.per_thread.insert(name, Binding::Place(place));
+        }
     }
 
     // ----- entry parameters -----
