@@ -111,6 +111,101 @@ pub fn flat_id_widths(f: &Function) -> [Option<u32>; 3] {
     width.map(|w| w.flatten().map(|w| w.min(u32::MAX as u64) as u32))
 }
 
+/// Groups per axis that flat ids over the grid are written for: global ids
+/// (`gid.z * 262144 + gid.y * 512 + gid.x`, each `gid` a group id times the
+/// group's extent plus the local id) or group ids (`wg.y * 512 + wg.x`).
+/// Such an id is one-to-one only when the grid is exactly as wide along an
+/// axis as the next axis's coefficient over its own. None where no such id
+/// is written, or two disagree; global ids need the group's extents.
+pub fn flat_grid_id_groups(f: &Function, group_size: Option<[u32; 3]>) -> [Option<u32>; 3] {
+    let mut groups: [Option<Option<u64>>; 3] = [None; 3];
+    for inst in &f.insts {
+        let Op::Binary(BinOp::Add, a, b) = inst.op else { continue };
+        // Coefficients of the local ids (0..3) and group ids (3..6).
+        let mut coef = [0i128; 6];
+        if !global_id_terms(f, a, 1, &mut coef, 0) || !global_id_terms(f, b, 1, &mut coef, 0) {
+            continue;
+        }
+        let by_groups = (0..3).all(|ax| coef[ax] == 0);
+        // Each axis's coefficient, in threads for global ids (its local id's,
+        // which its group id's is times the group's extent; a one-thread-wide
+        // axis's local id is folded away) or in groups for group ids.
+        let per_axis: [Option<i128>; 3] = std::array::from_fn(|ax| {
+            let (local, group) = (coef[ax], coef[3 + ax]);
+            if by_groups {
+                return (group != 0).then_some(group);
+            }
+            let size = group_size.map_or(0, |g| g[ax] as i128);
+            match (local, group) {
+                (0, 0) => None,
+                (0, g) if size == 1 => Some(g),
+                (l, g) if size > 0 && g == l * size => Some(l),
+                _ => Some(-1),
+            }
+        });
+        let axes: Vec<usize> = (0..3).filter(|&ax| per_axis[ax].is_some()).collect();
+        let coef_of = |ax: usize| per_axis[ax].unwrap_or(-1);
+        if axes.len() < 2 || axes.iter().any(|&ax| coef_of(ax) <= 0) {
+            continue;
+        }
+        let mut by_coef = axes.clone();
+        by_coef.sort_by_key(|&ax| coef_of(ax));
+        if coef_of(by_coef[0]) != 1 {
+            continue;
+        }
+        for pair in by_coef.windows(2) {
+            let (ax, next) = (pair[0], pair[1]);
+            let (c, c_next) = (coef_of(ax), coef_of(next));
+            let unit = if by_groups { 1 } else { group_size.map_or(0, |g| g[ax] as i128) };
+            let span = c_next / c;
+            let width = (unit > 0 && c_next % c == 0 && span % unit == 0).then(|| (span / unit) as u64);
+            groups[ax] = Some(match groups[ax] {
+                Some(seen) if seen != width => None,
+                _ => width,
+            });
+        }
+    }
+    groups.map(|g| g.flatten().filter(|&n| n >= 1).map(|n| n.min(u32::MAX as u64) as u32))
+}
+
+/// Adds `scale` times the thread and group ids in `v` to `coef` (local ids
+/// at 0..3, group ids at 3..6), through sums, products by constants and
+/// conversions; other values are taken as offsets. False for a product of
+/// an id by anything but a constant.
+fn global_id_terms(f: &Function, v: Value, scale: i128, coef: &mut [i128; 6], depth: u32) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    match &f.inst(v).op {
+        Op::Builtin(Builtin::LocalId(ax)) => coef[*ax as usize % 3] += scale,
+        Op::Builtin(Builtin::GroupId(ax)) => coef[3 + *ax as usize % 3] += scale,
+        Op::Convert(x) => return global_id_terms(f, *x, scale, coef, depth + 1),
+        Op::Binary(BinOp::Add, a, b) => return global_id_terms(f, *a, scale, coef, depth + 1) && global_id_terms(f, *b, scale, coef, depth + 1),
+        Op::Binary(BinOp::Mul, a, b) => {
+            return match (f.as_int(*a), f.as_int(*b)) {
+                (_, Some(c)) => global_id_terms(f, *a, scale * c as i128, coef, depth + 1),
+                (Some(c), _) => global_id_terms(f, *b, scale * c as i128, coef, depth + 1),
+                _ => !mentions_ids(f, *a, 0) && !mentions_ids(f, *b, 0),
+            };
+        }
+        _ => {}
+    }
+    true
+}
+
+/// Whether a value is computed from a thread or group id.
+fn mentions_ids(f: &Function, v: Value, depth: u32) -> bool {
+    if depth > 16 {
+        return true;
+    }
+    match &f.inst(v).op {
+        Op::Builtin(Builtin::LocalId(_) | Builtin::GroupId(_) | Builtin::LocalIndex) => true,
+        Op::Binary(_, a, b) => mentions_ids(f, *a, depth + 1) || mentions_ids(f, *b, depth + 1),
+        Op::Convert(x) | Op::Unary(_, x) => mentions_ids(f, *x, depth + 1),
+        _ => false,
+    }
+}
+
 /// Axes y and z along which the kernel tells the threads of a group apart
 /// only inside global ids (`get_global_id(1)`, `blockIdx.y * blockDim.y +
 /// threadIdx.y`): it never reads the local id or the group's size along the

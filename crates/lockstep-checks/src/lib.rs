@@ -56,6 +56,12 @@ impl<'m> KernelFacts<'m> {
                 entry.axis_widths = std::array::from_fn(|ax| widths[ax].filter(|_| entry.threads_along(ax).is_none()));
             }
         }
+        // A flat global id says how many groups the grid has along an axis
+        // (race reports only), where no launch says.
+        let groups = lockstep_analysis::launch::flat_grid_id_groups(&func, func.entry.as_ref().and_then(|e| e.group_size));
+        if let Some(entry) = func.entry.as_mut() {
+            entry.grid_widths = std::array::from_fn(|ax| groups[ax].filter(|_| entry.grid_size[ax].is_none()));
+        }
         let likely_uniformity = Uniformity::assuming_axis_limits(&func, &cfg);
         KernelFacts { module, func, cfg, uniformity, likely_uniformity }
     }

@@ -163,6 +163,10 @@ pub struct EntryInfo {
     /// The extent per axis a flat thread id is written for (`threadIdx.y *
     /// 32 + threadIdx.x`: 32 along x), for race reports only.
     pub axis_widths: [Option<u32>; 3],
+    /// Groups per axis a flat global id is written for (`gid.y * 512 +
+    /// gid.x` with 512 threads per group: one group along x), for race
+    /// reports only.
+    pub grid_widths: [Option<u32>; 3],
     /// The wave size the kernel runs with, when the kernel requires one
     /// (`[WaveSize(n)]`) or its language has only one (CUDA's warp).
     pub wave_size: Option<u32>,

@@ -126,8 +126,13 @@ impl<'a> Kernel<'a> {
             }
         }
         let group_ids_read = group_axes;
-        // The grid always may have several groups along x, unless the launches say otherwise.
-        let grid_size = f.entry.as_ref().map_or([None; 3], |e| e.grid_size);
+        // The grid always may have several groups along x, unless the launches
+        // say otherwise (or, for reports, a flat global id does).
+        let mut grid_size = f.entry.as_ref().map_or([None; 3], |e| e.grid_size);
+        if assume == Assumptions::Likely {
+            let widths = f.entry.as_ref().map_or([None; 3], |e| e.grid_widths);
+            grid_size = std::array::from_fn(|ax| grid_size[ax].or(widths[ax]));
+        }
         group_axes[0] = true;
         for (wide, groups) in group_axes.iter_mut().zip(grid_size) {
             *wide = groups.map_or(*wide, |n| n > 1);
