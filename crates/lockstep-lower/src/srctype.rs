@@ -224,7 +224,7 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
             "uint" | "unsigned" | "unsigned int" | "uint32_t" | "min16uint" | "dword" | "ushort" | "uint16_t" | "unsigned short"
             | "unsigned char" | "uchar" | "uint8_t" | "size_t" | "unsigned long" => Type::U32,
             "int64_t" | "long long" | "longlong" | "long long int" | "ptrdiff_t" => Type::I64,
-            "uint64_t" | "unsigned long long" | "ulonglong" | "unsigned long long int" => Type::U64,
+            "uint64_t" | "unsigned long long" | "ulonglong" | "unsigned long long int" | "ulong" => Type::U64,
             "half" | "float16_t" | "min16float" | "min10float" | "__half" => Type::F16,
             // bfloat16 values are held in f32 cells (the conversions round them).
             "float" | "float32_t" | "__nv_bfloat16" | "nv_bfloat16" | "__bf16" => Type::F32,

@@ -387,7 +387,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // The IR parameter each source parameter is, where it is one.
         let mut single = vec![None; list.len()];
         for (i, p) in list.into_iter().enumerate() {
-            let Some(t) = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)) else { continue };
+            let Some(t) = p.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)) else {
+                // Said once here, not again at each use of the name.
+                let name = p.field(self.cx.fields.declarator).and_then(|d| declarator_name(self.cx, d));
+                if let (Some(name), Some(ty)) = (name, p.field(self.cx.fields.ty)) {
+                    let ty = self.cx.text(ty).trim().to_string();
+                    self.diag("unsupported", p, format!("a parameter of type `{ty}` is not modelled: what the kernel reads or writes through `{name}` is unknown"));
+                    self.unknown_names.insert(name);
+                }
+                continue;
+            };
             let decl = p.field(self.cx.fields.declarator);
             let pointee_space = if self.f.entry.as_ref().is_some_and(|e| e.caller_unknown) { MemSpace::Unknown } else { MemSpace::Device };
             let (name, ty) = match decl.and_then(|d| self.cx.declarator(d, t.clone(), pointee_space)) {
