@@ -36,8 +36,10 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
     // are one finding: unrolled stores (`dst[idx] = c.s0; idx += m; …`) or
     // the steps of an unrolled warp-synchronous reduction otherwise give one
     // report per pair of lines for what is one defect.
-    // (class, allocation, hazard), the lines seen, the finding kept.
-    type Group = ((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize);
+    // (class, allocation, hazard), the lines seen, the finding kept and its
+    // lines (findings on those very lines, other elements of one access, are
+    // counted as copies of it instead).
+    type Group = ((String, Alloc, Option<Hazard>), BTreeSet<u32>, usize, Vec<u32>);
     let mut groups: Vec<Group> = Vec::new();
     // Per finding kept: the other lines, and whether its memory is a device buffer.
     let mut more_lines: Vec<(BTreeSet<u32>, bool)> = Vec::new();
@@ -54,13 +56,14 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
         }
         if finding.earlier.is_some() {
             let key = (d.rule.clone(), finding.alloc, finding.hazard);
-            let lines: BTreeSet<u32> = std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)).map(|sp| db.location(sp).0.line).collect();
-            if let Some((_, seen, kept)) = groups.iter_mut().find(|(k, seen, _)| *k == key && !seen.is_disjoint(&lines)) {
+            let own: Vec<u32> = std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span)).map(|sp| db.location(sp).0.line).collect();
+            let lines: BTreeSet<u32> = own.iter().copied().collect();
+            if let Some((_, seen, kept, _)) = groups.iter_mut().find(|(k, seen, _, kept_lines)| *k == key && !seen.is_disjoint(&lines) && *kept_lines != own) {
                 more_lines[*kept].0.extend(lines.difference(seen));
                 seen.extend(lines);
                 continue;
             }
-            groups.push((key, lines, more_lines.len()));
+            groups.push((key, lines, more_lines.len(), own));
         }
         let device = matches!(finding.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent);
         more_lines.push((BTreeSet::new(), device));
