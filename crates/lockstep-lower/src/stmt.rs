@@ -351,19 +351,25 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.cx.diags.push(d);
     }
 
+    /// Storage for a thread's own variable: SSA variables, or private memory
+    /// for arrays and aggregates.
+    fn local_place(&mut self, name: &str, ty: &SrcType, span: Span) -> Place {
+        if ty.is_register() {
+            let vars = self.new_vars(ty, name);
+            return Place::Vars { vars, ty: ty.clone() };
+        }
+        let len = ty.cells(&self.cx.structs);
+        let local = LocalId(self.f.locals.len() as u32);
+        self.f.locals.push(IrLocal { name: name.to_string(), elem: ty.scalar(&self.cx.structs), len, span });
+        let zero = self.int(Type::U32, 0, span);
+        let offsets = Offsets::Dense(len.min(1 << 16) as u32);
+        Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets, ty: ty.clone() }
+    }
+
     /// Each invocation's own globals, set by their initializers before the body runs.
     fn per_thread_globals(&mut self) {
         for (name, ty, init, span) in self.cx.per_thread_globals.clone() {
-            let place = if ty.is_register() {
-                let vars = self.new_vars(&ty, &name);
-                Place::Vars { vars, ty: ty.clone() }
-            } else {
-                let len = ty.cells(&self.cx.structs);
-                let local = LocalId(self.f.locals.len() as u32);
-                self.f.locals.push(IrLocal { name: name.clone(), elem: ty.scalar(&self.cx.structs), len, span });
-                let zero = self.int(Type::U32, 0, span);
-                Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets: Offsets::Dense(len.min(1 << 16) as u32), ty: ty.clone() }
-            };
+            let place = self.local_place(&name, &ty, span);
             let value = match init {
                 Some(init) => self.initializer(init, &ty),
                 None => {
@@ -922,17 +928,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     }
                 }
             }
-            let place = if ty.is_register() {
-                let vars = self.new_vars(&ty, &name);
-                Place::Vars { vars, ty: ty.clone() }
-            } else {
-                let len = ty.cells(&self.cx.structs);
-                let local = LocalId(self.f.locals.len() as u32);
-                self.f.locals.push(IrLocal { name: name.clone(), elem: ty.scalar(&self.cx.structs), len, span });
-                let zero = self.int(Type::U32, 0, span);
-                let offsets = Offsets::Dense(len.min(1 << 16) as u32);
-                Place::Mem { space: MemSpace::Private, root: Root::Local(local), base: zero, offsets, ty: ty.clone() }
-            };
+            let place = self.local_place(&name, &ty, span);
             let rv = match (init_rv, init) {
                 (Some(rv), _) => Some(rv),
                 (None, Some(init)) => Some(self.initializer(init, &ty)),
