@@ -422,3 +422,25 @@ fn glsl_globals_are_each_invocations_own() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("values").unwrap().u32s(), (0..16u32).map(|i| 2 * i).collect::<Vec<_>>());
 }
+
+const LIMITS_CUDA: &str = r#"enum pool_op { POOL_MAX, POOL_AVG };
+__global__ void pool(const float* in, float* out, enum pool_op op)
+{
+    float m = op == POOL_MAX ? -FLT_MAX : 0.0f;
+    for (int i = 0; i < 4; i++) {
+        m = op == POOL_MAX ? fmaxf(m, in[threadIdx.x * 4 + i]) : m + in[threadIdx.x * 4 + i] / 4.0f;
+    }
+    out[threadIdx.x] = m < INFINITY ? m : 0.0f;
+}
+"#;
+
+#[test]
+fn cuda_float_limits_and_enum_arguments_compute() {
+    for (op, want) in [(0, [3.0f32, 7.0]), (1, [1.5, 5.5])] {
+        let launch = format!("[constants]\nop = {op}\n[buffers.in]\nfill = {{ start = 0, step = 1 }}\nlen = 8\n[buffers.out]\nlen = 2\n");
+        let config = RunConfig { group_size: Some([2, 1, 1]), ..RunConfig::default() };
+        let (db, o) = compile_and_run("pool.cu", Lang::Cuda, LIMITS_CUDA, "pool", &launch, config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("out").unwrap().f32s(), want.to_vec());
+    }
+}

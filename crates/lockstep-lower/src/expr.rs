@@ -472,6 +472,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let x = self.int(Type::U32, *v as i64, span);
                     return self.scalar(x);
                 }
+                // The C library's float limits (`<cfloat>`, `<cmath>`).
+                if let Some(x) = float_constant(name) {
+                    let v = self.konst(Type::F32, Const::Float(x), span);
+                    return self.scalar(v);
+                }
                 // Unknown names (e.g. a macro from a missing include) are opaque,
                 // uniform values; said once per name and kernel.
                 if self.unknown_names.insert(name.to_string()) {
@@ -2216,4 +2221,16 @@ fn has_effects(cx: &Ctx, n: Node) -> bool {
             }
         }
     }
+}
+
+/// The float constants of `<cfloat>` and `<cmath>` that kernels name.
+fn float_constant(name: &str) -> Option<f64> {
+    Some(match name {
+        "FLT_MAX" => f32::MAX as f64,
+        "FLT_MIN" => f32::MIN_POSITIVE as f64,
+        "FLT_EPSILON" => f32::EPSILON as f64,
+        "INFINITY" | "HUGE_VALF" => f64::INFINITY,
+        "NAN" => f64::NAN,
+        _ => return None,
+    })
 }

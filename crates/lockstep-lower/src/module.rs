@@ -254,6 +254,8 @@ impl<'t> Ctx<'t> {
         match self.kind(n) {
             "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => self.type_named(text),
             "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_type(n),
+            // `enum ggml_op_pool op`: an enumeration's values are integers.
+            "enum_specifier" => Some(SrcType::Scalar(Type::I32)),
             "qualified_identifier" | "qualified_type_identifier" => {
                 let name = n.field(self.fields.name)?;
                 self.resolve_type(name)
