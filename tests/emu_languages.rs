@@ -444,3 +444,12 @@ fn cuda_float_limits_and_enum_arguments_compute() {
         assert_eq!(o.buffer("out").unwrap().f32s(), want.to_vec());
     }
 }
+
+#[test]
+fn cuda_integer_limits_compute() {
+    let kernel = "__global__ void clamp_up(int* o) { o[threadIdx.x] = min(o[threadIdx.x], INT_MAX - 1) + (UINT_MAX > 0u ? 1 : 0) + (INT_MIN < 0 ? 0 : 7); }\n";
+    let config = RunConfig { group_size: Some([2, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("clamp.cu", Lang::Cuda, kernel, "clamp_up", "[buffers.o]\ndata = [5, 2147483647]\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().i32s(), vec![6, i32::MAX]);
+}

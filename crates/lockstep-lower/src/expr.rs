@@ -472,10 +472,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let x = self.int(Type::U32, *v as i64, span);
                     return self.scalar(x);
                 }
-                // The C library's float limits (`<cfloat>`, `<cmath>`).
+                // The C library's limits (`<cfloat>`, `<cmath>`, `<climits>`).
                 if let Some(x) = float_constant(name) {
                     let v = self.konst(Type::F32, Const::Float(x), span);
                     return self.scalar(v);
+                }
+                if let Some((t, x)) = int_constant(name) {
+                    let v = self.int(t, x, span);
+                    return self.scalar(v);
+                }
+                // A function named as a value: a pointer to it, not followed.
+                if self.cx.funcs.contains_key(name) {
+                    if self.unknown_names.insert(name.to_string()) {
+                        self.diag("unsupported", n, format!("a pointer to the function `{name}` is not followed: calls through it are not inlined"));
+                    }
+                    return self.undef(Type::I32, span);
                 }
                 // Unknown names (e.g. a macro from a missing include) are opaque,
                 // uniform values; said once per name and kernel.
@@ -2221,6 +2232,16 @@ fn has_effects(cx: &Ctx, n: Node) -> bool {
             }
         }
     }
+}
+
+/// The integer limits of `<climits>` that kernels name.
+fn int_constant(name: &str) -> Option<(Type, i64)> {
+    Some(match name {
+        "INT_MAX" => (Type::I32, i32::MAX as i64),
+        "INT_MIN" => (Type::I32, i32::MIN as i64),
+        "UINT_MAX" => (Type::U32, u32::MAX as i64),
+        _ => return None,
+    })
 }
 
 /// The float constants of `<cfloat>` and `<cmath>` that kernels name.
