@@ -292,6 +292,13 @@ impl<'m> Engine<'m> {
 
     /// Why the barrier is needed (None: it is dead); `Some(None)` in local mode, which has no pairs.
     fn needed_for(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> Option<Option<Hazard>> {
+        // A barrier that fences no memory (Metal `mem_flags::mem_none`) still
+        // holds every thread until all arrive: a read before it completes
+        // before another thread's write after it. Kernels rely on that ("this
+        // barrier fixes a failing test"), so such a barrier is never removed.
+        if orders(bar).next().is_none() {
+            return Some(None);
+        }
         orders(bar).find_map(|space| {
             let flow = &flows[space.index()];
             match self.options.mode {
