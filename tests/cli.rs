@@ -186,3 +186,14 @@ fn a_return_that_only_leaves_a_helper_is_not_labelled_as_skipping_the_barrier() 
     assert!(out.contains("barrier-in-divergent-cf"), "{out}");
     assert_eq!(out.matches("threads that take this `return` never reach the barrier").count(), 1, "only the kernel's own return: {out}");
 }
+
+#[test]
+fn a_barrier_that_fences_other_memory_is_named_in_the_race_it_does_not_order() {
+    let (code, out, _) = lockstep(&["check", "--format", "json", "tests/fixtures/metal/execution_barrier.metal"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["rule"] == "groupshared-read-then-no-barrier-write").expect("the WAR is reported");
+    assert!(d["message"].as_str().unwrap().starts_with("WAR race on `buf` with no barrier that fences it between"), "{d}");
+    assert!(d.to_string().contains("holds the threads, but fences no group-shared memory"), "{d}");
+    assert!(v["diagnostics"].as_array().unwrap().iter().all(|d| d["rule"] != "dead-barrier"), "{out}");
+}

@@ -437,7 +437,10 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             format!("global memory `{name}` is written by one block and read by another with no `__threadfence()` between ({hz}): {sentence}"),
         ),
         Rule::DeviceRace => (later_span, format!("{hz} race on device memory `{name}`: {sentence}")),
-        Rule::SharedRaw | Rule::SharedWar | Rule::SharedWaw => (later_span, format!("{hz} race on `{name}` with no barrier between: {sentence}")),
+        Rule::SharedRaw | Rule::SharedWar | Rule::SharedWaw => {
+            let between = if x.held_by.is_some() { "no barrier that fences it" } else { "no barrier" };
+            (later_span, format!("{hz} race on `{name}` with {between} between: {sentence}"))
+        }
     };
     let message = if class_id == POSSIBLE_RACE { format!("possible {message}") } else { message };
     let mut d = Diagnostic::new(class_id, severity, span, message);
@@ -495,6 +498,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
                 format!("no {} is between these accesses, so the threads are not ordered", barrier_name(m))
             });
         }
+    }
+    if let Some(held) = x.held_by {
+        let memory = if matches!(x.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent) { "device" } else { "group-shared" };
+        d = d.with_label(f.inst(held).span, format!("holds the threads, but fences no {memory} memory"));
+        d = d.with_note(format!(
+            "the barrier between them makes every thread arrive before any continues, but by the memory model it orders only the memory it fences; give it the {memory} memory flag"
+        ));
     }
     if x.same_value {
         d = d.with_note("every thread stores the same group-uniform value, so the outcome does not depend on which write lands last; it is still a data race in the memory model");

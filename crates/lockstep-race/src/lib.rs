@@ -107,6 +107,10 @@ pub struct Finding {
     pub fenced: bool,
     /// Whether the allocation is `globallycoherent` / `volatile`.
     pub coherent: bool,
+    /// A barrier between the two accesses that holds the group but fences
+    /// none of this memory (Metal `mem_none`, OpenCL's local-only barrier
+    /// for global memory), which therefore does not order them.
+    pub held_by: Option<Value>,
 }
 
 fn barrier(f: &Function, v: Value) -> Option<&Barrier> {
@@ -697,6 +701,11 @@ impl Ctx<'_> {
                                 || (self.same_value(e, l, Level::Wave, same_iteration)
                                     && f.entry.as_ref().is_some_and(|e| e.wave_size.is_some())
                                     && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
+                        let held_by = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).find(|&bv| {
+                            barrier(f, bv).is_some_and(|b| b.exec >= Scope::Group && !b.spaces.contains(mem_space(space)))
+                                && reaches(f, self.cfg, &self.pos, e.inst, bv, &ends)
+                                && reaches(f, self.cfg, &self.pos, bv, l.inst, &ends)
+                        });
                         self.out.push(Finding {
                             rule,
                             hazard: Some(hz),
@@ -704,6 +713,7 @@ impl Ctx<'_> {
                             later: self.at(l, it_l),
                             earlier: Some(self.at(e, it_e)),
                             witness: Some(w),
+                            held_by,
                             fence: if space == Space::Shared { fence } else { None },
                             same_value,
                             warp_synchronous,
@@ -743,6 +753,7 @@ impl Ctx<'_> {
                     earlier: None,
                     witness: None,
                     fence: None,
+                    held_by: None,
                     warp_synchronous: false,
                     across_unfixed_waves: false,
                     same_value: false,
@@ -827,6 +838,7 @@ impl Ctx<'_> {
                             earlier: Some(self.at(e, None)),
                             witness: Some(w),
                             fence: None,
+                            held_by: None,
                             warp_synchronous: false,
                             across_unfixed_waves: false,
                             same_value,
