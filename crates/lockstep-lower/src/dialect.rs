@@ -1162,8 +1162,15 @@ pub static GLSL: Dialect = Dialect {
     wave_size: None,
     discard_if_negative: None,
     modelled_headers: &[],
-    // GLSL's vector and matrix types, spelled as the HLSL names the type reader knows.
+    // GLSL's vector and matrix types, spelled as the HLSL names the type reader knows;
+    // the Vulkan memory model's scoped qualifiers: device-wide ones are `coherent`,
+    // narrower ones promise no device-wide visibility.
     predefined_macros: &[
+        ("devicecoherent", "coherent"),
+        ("queuefamilycoherent", "coherent"),
+        ("workgroupcoherent", ""),
+        ("subgroupcoherent", ""),
+        ("nonprivate", ""),
         ("vec2", "float2"),
         ("vec3", "float3"),
         ("vec4", "float4"),
@@ -1193,7 +1200,7 @@ pub static GLSL: Dialect = Dialect {
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
-    ignored_directives: &["version", "extension"],
+    ignored_directives: &["version", "extension", "pragma"],
     image_functions: &[
         ("imageLoad", ImageAccess::Load),
         ("imageStore", ImageAccess::Store),

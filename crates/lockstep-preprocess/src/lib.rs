@@ -15,7 +15,8 @@
 //!   become spaces (newlines kept), so copied text stays on its lines.
 //!   An `#include` line becomes a blank line followed by the included text.
 //!   Lines that a macro call spans are written after the call's line.
-//!   `#pragma` lines are copied verbatim, except `#pragma once`.
+//!   `#pragma` lines are copied verbatim, except `#pragma once`, and dropped
+//!   where the language ignores the directive (GLSL).
 //! - Limits: one top-level macro use may create 1M tokens (10 MB of text)
 //!   and 100k expansions, with macro calls nested 100 deep in arguments;
 //!   `#if` expressions nest 256 deep; includes nest 200 deep. Going past a

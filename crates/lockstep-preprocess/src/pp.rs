@@ -583,6 +583,9 @@ impl<'a> Preprocessor<'a> {
             "pragma" => {
                 if rest.first().is_some_and(|t| t.is_ident("once")) {
                     self.once.insert(file);
+                } else if self.options.ignored_directives.contains(&"pragma") {
+                    // The language's grammar takes no pragma lines (GLSL's
+                    // `#pragma use_vulkan_memory_model`): dropped.
                 } else {
                     self.flush_newlines();
                     let fs = self.files.last().expect("directive in an open file");
