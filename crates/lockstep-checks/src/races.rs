@@ -387,8 +387,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     }
     for &value in x.witness.iter().flat_map(|w| &w.offset_apart) {
         // Two halves of a row, placed apart by a value the host passes.
-        let name = match f.inst(value).op {
-            Op::Param(p) => f.params.get(p as usize).map_or_else(|| format!("parameter {p}"), |p| p.name.clone()),
+        let name = match &f.inst(value).op {
+            Op::Param(p) => f.params.get(*p as usize).map_or_else(|| format!("parameter {p}"), |p| p.name.clone()),
+            // A cell of a constant buffer or push constant block, as the source names it.
+            Op::Load(r) => match (r.root, f.as_int(r.index)) {
+                (lockstep_ir::Root::Global(g), Some(cell)) if cell >= 0 => m.global(g).describe_cell(cell as u64),
+                _ => db.snippet(f.inst(value).span).trim().to_string(),
+            },
             _ => db.snippet(f.inst(value).span).trim().to_string(),
         };
         undecided.data.push(format!(

@@ -426,6 +426,7 @@ impl Query<'_> {
             q: self,
             p: Problem::default(),
             keys: sized_map(),
+            cell_loads: Vec::new(),
             memo: [sized_map(), sized_map()],
             fcache: sized_map(),
             linked: Vec::new(),
@@ -493,6 +494,9 @@ struct Build<'q> {
     q: &'q Query<'q>,
     p: Problem,
     keys: HashMap<Key, Var>,
+    /// A load of each constant cell seen (`p.n_dims` from a push constant
+    /// block): the host's value it stands for, by the source that names it.
+    cell_loads: Vec<(Key, Value)>,
     memo: [HashMap<Value, Lin>; 2],
     /// Functional constraints by operation and arguments: equal arguments, one result.
     fcache: HashMap<(FnOp, Lin, Lin), Var>,
@@ -734,7 +738,11 @@ impl Build<'_> {
                 let ty = q.k.f.inst(v).ty;
                 if ty.is_int() {
                     let lo = if ty.is_signed() { -INF } else { 0 };
-                    return Lin::var(self.var(Key::ConstCell(m.root, i), lo, INF));
+                    let key = Key::ConstCell(m.root, i);
+                    if !self.cell_loads.iter().any(|(k, _)| *k == key) {
+                        self.cell_loads.push((key.clone(), v));
+                    }
+                    return Lin::var(self.var(key, lo, INF));
                 }
             }
         }
@@ -1486,7 +1494,17 @@ impl Build<'_> {
     /// computed from, or None when it also depends on anything else (a
     /// thread's id, a template value no instantiation fixes).
     fn host_leaves(&self, v: Var) -> Option<Vec<Value>> {
-        let leaves: Option<Vec<Value>> = self.host_inputs(v)?.into_iter().map(|key| if let Key::Leaf(_, value) = key { Some(*value) } else { None }).collect();
+        let leaves: Option<Vec<Value>> = self
+            .host_inputs(v)?
+            .into_iter()
+            .map(|key| match key {
+                Key::Leaf(_, value) => Some(*value),
+                // A template or pipeline value is the file's open question, not the host's data.
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if self.q.k.open_values.contains(g) => None,
+                Key::ConstCell(..) => self.cell_loads.iter().find(|(k, _)| k == key).map(|&(_, load)| load),
+                _ => None,
+            })
+            .collect();
         leaves.filter(|l| !l.is_empty())
     }
 
