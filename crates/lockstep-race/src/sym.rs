@@ -740,7 +740,7 @@ impl Build<'_> {
                     let lo = if ty.is_signed() { -INF } else { 0 };
                     let key = Key::ConstCell(m.root, i);
                     if !self.cell_loads.iter().any(|(k, _)| *k == key) {
-                        self.cell_loads.push((key.clone(), v));
+                        self.cell_loads.push((key, v));
                     }
                     return Lin::var(self.var(key, lo, INF));
                 }
