@@ -64,6 +64,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: vec![v], ty: SrcType::Scalar(ty) }
     }
 
+    /// A value of type `ty` nothing defines, one undef per cell.
+    pub(crate) fn undef_of(&mut self, ty: &SrcType, span: Span) -> RV {
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        let vals = types.iter().map(|&t| self.emit(Op::Undef, t, span)).collect();
+        RV { vals, ty: ty.clone() }
+    }
+
     pub(crate) fn scalar(&self, v: Value) -> RV {
         RV { vals: vec![v], ty: SrcType::Scalar(self.f.inst(v).ty) }
     }

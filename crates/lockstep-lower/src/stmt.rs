@@ -372,12 +372,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let place = self.local_place(&name, &ty, span);
             let value = match init {
                 Some(init) => self.initializer(init, &ty),
-                None => {
-                    let mut types = Vec::new();
-                    ty.scalar_types(&self.cx.structs, &mut types);
-                    let vals = types.iter().map(|&t| self.emit(Op::Undef, t, span)).collect();
-                    RV { vals, ty: ty.clone() }
-                }
+                None => self.undef_of(&ty, span),
             };
             self.assign(&place, &value, span, Some(&name));
             self.per_thread.insert(name, Binding::Place(place));
@@ -1012,15 +1007,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn inline_call(&mut self, def: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
         let span = self.span(call);
         let receiver = self.receiver.take();
-        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
-            self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
-            return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
-        }
+        let site = match self.inline_site(name, args, call, span) {
+            Ok(site) => site,
+            Err(opaque) => return opaque,
+        };
         if def.has_error() && self.unparsed_callee.is_none() {
             self.unparsed_callee = Some((name.to_string(), span));
         }
-        let site = self.f.inline_sites.len() as u32;
-        self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
         // A function template: its parameters bound for this call, in force
         // for its signature and body.
         let outer_template = match template::template_parameters(self.cx, def) {
@@ -1086,6 +1079,24 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scope_ints = saved_scope_ints;
         self.cx.local_ints = saved_local_ints;
         self.loops = saved_loops;
+        self.returned(ret, return_to, span)
+    }
+
+    /// The inline site of a call to `name`; where the call recurses or nests
+    /// too deep, the opaque call that stands for it instead.
+    fn inline_site(&mut self, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>, span: Span) -> Result<u32, RV> {
+        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
+            self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
+            return Err(self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span));
+        }
+        let site = self.f.inline_sites.len() as u32;
+        self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
+        Ok(site)
+    }
+
+    /// Continues after an inlined body at `return_to`, with the value its
+    /// returns left in `ret`.
+    fn returned(&mut self, ret: Option<(Vec<Var>, SrcType)>, return_to: BlockId, span: Span) -> RV {
         self.seal(return_to);
         self.enter(return_to);
         match ret {
@@ -1122,8 +1133,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         Some(default) => self.expr(default),
                         None => {
                             self.diag("unsupported", p, format!("the call gives no value for parameter `{pname}` (a default lockstep did not read?): its value is unknown"));
-                            let vals = self.new_vars(&pty, &pname).iter().map(|&v| self.emit(Op::Undef, self.ssa.var_type(v), pspan)).collect();
-                            RV { vals, ty: pty.clone() }
+                            self.undef_of(&pty, pspan)
                         }
                     };
                     defaulted = (None, value);
@@ -1184,12 +1194,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// are bound in a scope of their own.
     pub fn inline_lambda(&mut self, lambda: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
         let span = self.span(call);
-        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
-            self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
-            return self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span);
-        }
-        let site = self.f.inline_sites.len() as u32;
-        self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
+        let site = match self.inline_site(name, args, call, span) {
+            Ok(site) => site,
+            Err(opaque) => return opaque,
+        };
         let declarator = lambda.field(self.cx.fields.declarator);
         let declared_return = declarator.and_then(|d| {
             let mut c = d.walk();
@@ -1216,15 +1224,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scopes.pop();
         self.scope_ints.pop();
         self.loops = saved_loops;
-        self.seal(return_to);
-        self.enter(return_to);
-        match frame.ret {
-            Some((vars, ty)) => {
-                let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, return_to, span)).collect();
-                RV { vals, ty }
-            }
-            None => RV { vals: Vec::new(), ty: SrcType::Void },
-        }
+        self.returned(frame.ret, return_to, span)
     }
 
     /// The bindings of a function template's parameters at one call: the
