@@ -65,8 +65,7 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
             }
             groups.push((key, lines, more_lines.len(), own));
         }
-        let device = matches!(finding.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent);
-        more_lines.push((BTreeSet::new(), device));
+        more_lines.push((BTreeSet::new(), in_device_memory(finding.rule)));
         out.push(d);
     }
     for (d, (lines, device)) in out[first..].iter_mut().zip(more_lines) {
@@ -76,6 +75,11 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
             d.notes.push(format!("the same {what} is also accessed this way on line{} {} of this kernel", if lines.len() == 1 { "" } else { "s" }, list.join(", ")));
         }
     }
+}
+
+/// Whether a finding's rule is about device memory (buffers), not group-shared memory.
+fn in_device_memory(rule: Rule) -> bool {
+    matches!(rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent)
 }
 
 /// What a finding is, once classified: proven races are errors; a witness
@@ -358,13 +362,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     for &g in x.witness.iter().flat_map(|w| &w.atypical_open_values) {
         // Tiles, rows and groups are written for sizes that are multiples of 8.
         let global = m.global(g);
-        let whose = match global.open_value {
-            Some(lockstep_ir::OpenValue::PipelineConstant) => "the pipeline constant",
-            _ => "the template parameter",
-        };
-        let fixed_by = match global.open_value {
-            Some(lockstep_ir::OpenValue::PipelineConstant) => "which the host sets when it creates the pipeline",
-            _ => "which no instantiation in this file fixes",
+        let (whose, fixed_by) = match global.open_value {
+            Some(lockstep_ir::OpenValue::PipelineConstant) => ("the pipeline constant", "which the host sets when it creates the pipeline"),
+            _ => ("the template parameter", "which no instantiation in this file fixes"),
         };
         undecided.data.push(format!(
             "a value of {whose} `{}` that is not a multiple of {}, {fixed_by}",
@@ -505,7 +505,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         }
     }
     if let Some(held) = x.held_by {
-        let memory = if matches!(x.rule, Rule::DeviceRace | Rule::GlobalNoThreadfence | Rule::RwBufferNotCoherent) { "device" } else { "group-shared" };
+        let memory = if in_device_memory(x.rule) { "device" } else { "group-shared" };
         d = d.with_label(f.inst(held).span, format!("holds the threads, but fences no {memory} memory"));
         d = d.with_note(format!(
             "the barrier between them makes every thread arrive before any continues, but by the memory model it orders only the memory it fences; give it the {memory} memory flag"
