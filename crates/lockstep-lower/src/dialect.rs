@@ -155,6 +155,9 @@ pub struct Dialect {
     /// size along x, y and z (GLSL `layout(local_size_x = 64) in;`); the same
     /// names with `_id` make an axis a specialization constant, unknown.
     pub group_size_layout: Option<[&'static str; 3]>,
+    /// The layout qualifier that makes a constant a pipeline constant the
+    /// host may set (GLSL `layout(constant_id = 0)`).
+    pub pipeline_constant_layout: Option<&'static str>,
     /// Preprocessor directives that say nothing the analyses need (`#version`).
     pub ignored_directives: &'static [&'static str],
     /// Functions reading, writing or atomically updating an image texel:
@@ -587,7 +590,9 @@ pub static HLSL: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
-    vector_memory: &[],    group_size_layout: None,
+    vector_memory: &[],
+    group_size_layout: None,
+    pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],
@@ -738,7 +743,9 @@ pub static CUDA: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
-    vector_memory: &[],    group_size_layout: None,
+    vector_memory: &[],
+    group_size_layout: None,
+    pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],
@@ -1008,7 +1015,9 @@ pub static OPENCL: Dialect = Dialect {
         ("vstore2", VectorMemory::Store(2)),
         ("vstore3", VectorMemory::Store(3)),
         ("vstore4", VectorMemory::Store(4)),
-    ],    group_size_layout: None,
+    ],
+    group_size_layout: None,
+    pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],
@@ -1200,6 +1209,7 @@ pub static GLSL: Dialect = Dialect {
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
+    pipeline_constant_layout: Some("constant_id"),
     ignored_directives: &["version", "extension", "pragma"],
     image_functions: &[
         ("imageLoad", ImageAccess::Load),
@@ -1419,6 +1429,7 @@ pub static METAL: Dialect = Dialect {
     space_qualifies_pointee: true,
     vector_memory: &[],
     group_size_layout: None,
+    pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[
@@ -1490,6 +1501,7 @@ pub static CPP_AMP: Dialect = Dialect {
     space_qualifies_pointee: false,
     vector_memory: &[],
     group_size_layout: None,
+    pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],

@@ -862,31 +862,16 @@ pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
 /// specialization constant (`local_size_x_id = 0`) is unknown.
 fn layout_group_size<'t>(ctx: &Ctx<'t>, def: Node<'t>, info: &mut EntryInfo) {
     let Some(axes) = ctx.d.group_size_layout else { return };
-    let mut root = def;
-    while let Some(parent) = root.parent() {
-        root = parent;
-    }
     let mut extent = [Some(1u32); 3];
     let mut declared = false;
-    let mut c = root.walk();
-    for item in root.named_children(&mut c).filter(|n| ctx.kind(*n) == "qualifier_declaration") {
-        let mut stack = vec![item];
-        while let Some(n) = stack.pop() {
-            if ctx.kind(n) != "qualifier" {
-                let mut cc = n.walk();
-                stack.extend(n.named_children(&mut cc));
-                continue;
-            }
-            let Some(key) = n.named_child(0).map(|k| ctx.text(k)) else { continue };
-            let value = n.named_child(1).and_then(|v| ctx.const_int(v));
-            for (axis, name) in axes.iter().enumerate() {
-                if key == *name {
-                    extent[axis] = value.map(|v| v.max(1) as u32);
-                    declared = true;
-                } else if key.strip_prefix(name) == Some("_id") {
-                    extent[axis] = None;
-                    declared = true;
-                }
+    for (key, value) in file_layout_qualifiers(ctx, def) {
+        for (axis, name) in axes.iter().enumerate() {
+            if key == *name {
+                extent[axis] = value.map(|v| v.max(1) as u32);
+                declared = true;
+            } else if key.strip_prefix(name) == Some("_id") {
+                extent[axis] = None;
+                declared = true;
             }
         }
     }
@@ -896,6 +881,36 @@ fn layout_group_size<'t>(ctx: &Ctx<'t>, def: Node<'t>, info: &mut EntryInfo) {
             info.group_size = Some([x, y, z]);
         }
     }
+}
+
+/// The `key = value` qualifiers of the `layout(…)` lists under `n`, each
+/// value as a constant where it is one.
+fn layout_qualifiers<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<(&'t str, Option<i64>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        if ctx.kind(n) != "qualifier" {
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+            continue;
+        }
+        if let Some(key) = n.named_child(0).map(|k| ctx.text(k)) {
+            out.push((key, n.named_child(1).and_then(|v| ctx.const_int(v))));
+        }
+    }
+    out
+}
+
+/// The qualifiers of the file's own `layout(…) in;` declarations, from any
+/// node of the file.
+fn file_layout_qualifiers<'t>(ctx: &Ctx<'t>, any: Node<'t>) -> Vec<(&'t str, Option<i64>)> {
+    let mut root = any;
+    while let Some(parent) = root.parent() {
+        root = parent;
+    }
+    let mut c = root.walk();
+    let items: Vec<Node<'t>> = root.named_children(&mut c).filter(|n| ctx.kind(*n) == "qualifier_declaration").collect();
+    items.into_iter().flat_map(|item| layout_qualifiers(ctx, item)).collect()
 }
 
 fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_entry: &mut bool) {
@@ -1161,28 +1176,13 @@ pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) {
     );
 }
 
-/// The `constant_id` a declaration's layout gives it (GLSL `layout(constant_id
-/// = 3) const uint N = 64;`).
+/// The pipeline constant id a declaration's layout gives it (GLSL
+/// `layout(constant_id = 3) const uint N = 64;`).
 fn pipeline_constant_id<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Option<i64> {
+    let key = ctx.d.pipeline_constant_layout?;
     let mut c = n.walk();
     let layout = n.named_children(&mut c).find(|x| ctx.kind(*x) == "layout_specification")?;
-    layout_value(ctx, layout, "constant_id")
-}
-
-/// The value a `layout(…)` gives `key`.
-fn layout_value<'t>(ctx: &Ctx<'t>, layout: Node<'t>, key: &str) -> Option<i64> {
-    let mut stack = vec![layout];
-    while let Some(n) = stack.pop() {
-        if ctx.kind(n) == "qualifier" {
-            if n.named_child(0).is_some_and(|k| ctx.text(k) == key) {
-                return n.named_child(1).and_then(|v| ctx.const_int(v));
-            }
-            continue;
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
-    }
-    None
+    layout_qualifiers(ctx, layout).into_iter().find(|q| q.0 == key)?.1
 }
 
 /// A specialization constant: the host may replace its initializer when it
@@ -1191,25 +1191,10 @@ fn layout_value<'t>(ctx: &Ctx<'t>, layout: Node<'t>, key: &str) -> Option<i64> {
 /// initializer is the default `run` uses).
 fn pipeline_constant<'t>(ctx: &mut Ctx<'t>, name: String, id: i64, init: Node<'t>, t: Type, span: Span) {
     let default = ctx.const_int(init);
-    let root = {
-        let mut root = init;
-        while let Some(parent) = root.parent() {
-            root = parent;
-        }
-        root
-    };
-    let axes = ["local_size_x_id", "local_size_y_id", "local_size_z_id"];
-    let mut c = root.walk();
-    let layouts: Vec<Node<'t>> = root
-        .named_children(&mut c)
-        .filter(|x| ctx.kind(*x) == "qualifier_declaration")
-        .filter_map(|x| {
-            let mut c = x.walk();
-            let layout = x.named_children(&mut c).find(|l| ctx.kind(*l) == "layout_specification");
-            layout
-        })
-        .collect();
-    let axis = axes.iter().position(|key| layouts.iter().any(|&l| layout_value(ctx, l, key) == Some(id)));
+    // The axis whose extent a `local_size_x_id`-style qualifier gives by this id.
+    let axes = ctx.d.group_size_layout.unwrap_or_default();
+    let qualifiers = file_layout_qualifiers(ctx, init);
+    let axis = axes.iter().position(|name| qualifiers.iter().any(|&(key, value)| key.strip_prefix(name) == Some("_id") && value == Some(id)));
     if let Some(axis) = axis {
         ctx.globals.insert(name, GlobalBinding::GroupExtent { axis: axis as u8, default });
         return;
