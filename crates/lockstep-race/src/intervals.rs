@@ -345,34 +345,34 @@ impl Flags {
         if !f.block_ids().any(|b| f.block(b).insts.iter().any(constant_in)) {
             return none();
         }
-        let is_phi = |v: Value| matches!(f.inst(v).op, Op::Phi(_));
+        let phis_of = |v: Value| match &f.inst(v).op {
+            Op::Phi(incoming) => Some(incoming),
+            _ => None,
+        };
         let mut candidate = vec![false; f.insts.len()];
+        // Per phi, the phis it feeds.
+        let mut users: Vec<Vec<Value>> = vec![Vec::new(); f.insts.len()];
+        let mut work: Vec<Value> = Vec::new();
         for b in f.block_ids() {
             for &v in &f.block(b).insts {
-                candidate[v.index()] = is_phi(v);
+                if let Some(incoming) = phis_of(v) {
+                    candidate[v.index()] = true;
+                    work.push(v);
+                    incoming.iter().for_each(|&(_, x)| users[x.index()].push(v));
+                }
             }
         }
         // Drop phis fed by anything but constants and candidates, to a fixed point.
-        loop {
-            let mut changed = false;
-            for b in f.block_ids() {
-                for &v in &f.block(b).insts {
-                    if let (true, Op::Phi(incoming)) = (candidate[v.index()], &f.inst(v).op) {
-                        if !incoming.iter().all(|&(_, x)| f.as_int(x).is_some() || candidate[x.index()]) {
-                            candidate[v.index()] = false;
-                            changed = true;
-                        }
-                    }
-                }
-            }
-            if !changed {
-                break;
+        while let Some(v) = work.pop() {
+            let Some(incoming) = phis_of(v) else { continue };
+            if candidate[v.index()] && !incoming.iter().all(|&(_, x)| f.as_int(x).is_some() || candidate[x.index()]) {
+                candidate[v.index()] = false;
+                work.extend(users[v.index()].iter().copied());
             }
         }
         // Keep those a branch tests, and the flags they are copied from.
         let mut phis = Vec::new();
         let mut slot = vec![None; f.insts.len()];
-        let mut work: Vec<Value> = Vec::new();
         for b in f.block_ids() {
             if let Terminator::Branch { cond, .. } | Terminator::Switch { value: cond, .. } = f.block(b).term {
                 tested_flags(f, cond, &candidate, &mut work);
@@ -432,19 +432,20 @@ impl Flags {
     }
 }
 
-/// The flag candidates a branch condition tests (through `!` and comparisons).
+/// The flag candidates a branch condition tests (through `!` and
+/// comparisons, a few deep: what `decided::evaluate` follows).
 fn tested_flags(f: &Function, cond: Value, candidate: &[bool], out: &mut Vec<Value>) {
-    if candidate[cond.index()] {
-        out.push(cond);
-        return;
-    }
-    match &f.inst(cond).op {
-        Op::Unary(UnOp::LNot, x) => tested_flags(f, *x, candidate, out),
-        Op::Cmp(_, x, y) => {
-            tested_flags(f, *x, candidate, out);
-            tested_flags(f, *y, candidate, out);
+    let mut stack = vec![(cond, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        if candidate[v.index()] {
+            out.push(v);
+            continue;
         }
-        _ => {}
+        match &f.inst(v).op {
+            Op::Unary(UnOp::LNot, x) if depth < 16 => stack.push((*x, depth + 1)),
+            Op::Cmp(_, x, y) if depth < 16 => stack.extend([(*x, depth + 1), (*y, depth + 1)]),
+            _ => {}
+        }
     }
 }
 
