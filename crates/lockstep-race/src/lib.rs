@@ -890,6 +890,12 @@ impl Ctx<'_> {
 /// memory (a load of an allocation some store of a value computed from
 /// `source` writes).
 fn depends_on(f: &Function, v: Value, source: Value) -> bool {
+    let mut stored: rustc_hash::FxHashMap<lockstep_ir::Root, Vec<Value>> = rustc_hash::FxHashMap::default();
+    for inst in f.block_ids().flat_map(|b| f.block(b).insts.iter().copied()) {
+        if let Op::Store(m, value) = &f.inst(inst).op {
+            stored.entry(m.root).or_default().push(*value);
+        }
+    }
     let mut seen = HashSet::new();
     let mut work = vec![v];
     while let Some(x) = work.pop() {
@@ -902,13 +908,7 @@ fn depends_on(f: &Function, v: Value, source: Value) -> bool {
         let op = &f.inst(x).op;
         op.for_each_operand(|o| work.push(o));
         if let Op::Load(m) = op {
-            for inst in f.block_ids().flat_map(|b| f.block(b).insts.iter().copied()) {
-                if let Op::Store(sm, value) = &f.inst(inst).op {
-                    if sm.root == m.root {
-                        work.push(*value);
-                    }
-                }
-            }
+            work.extend(stored.get(&m.root).into_iter().flatten().copied());
         }
     }
     false
