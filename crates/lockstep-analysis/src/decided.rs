@@ -226,14 +226,7 @@ fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(Value, &Op) -> Option<i128>
         }
         Op::Cmp(op, x, y) => {
             let (x, y) = (sub(*x)?, sub(*y)?);
-            i128::from(match op {
-                CmpOp::Eq => x == y,
-                CmpOp::Ne => x != y,
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-            })
+            i128::from(op.holds(x, y))
         }
         Op::Binary(op, x, y) => {
             let (x, y) = (sub(*x)?, sub(*y)?);

@@ -42,6 +42,20 @@ pub enum CmpOp {
     Ge,
 }
 
+impl CmpOp {
+    /// Whether `x op y` holds.
+    pub fn holds<T: PartialOrd>(self, x: T, y: T) -> bool {
+        match self {
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::Lt => x < y,
+            CmpOp::Le => x <= y,
+            CmpOp::Gt => x > y,
+            CmpOp::Ge => x >= y,
+        }
+    }
+}
+
 /// Pure math functions the emulator implements and the analyses treat as
 /// "result as uniform as the arguments".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -239,6 +239,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => self.undef(Type::I32, span),
             },
             "field_expression" => self.field_expr(n, span),
+            "template_function" => match self.function_value(n, span) {
+                Some(rv) => rv,
+                None => self.undef(Type::I32, span),
+            },
             "subscript_expression" | "pointer_expression" => {
                 if self.cx.kind(n) == "pointer_expression" && self.cx.text(n).trim_start().starts_with('&') {
                     return self.address_of(n, span);
@@ -489,12 +493,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.int(t, x, span);
                     return self.scalar(v);
                 }
-                // A function named as a value: a pointer to it, not followed.
-                if self.cx.funcs.contains_key(name) {
-                    if self.unknown_names.insert(name.to_string()) {
-                        self.diag("unsupported", n, format!("a pointer to the function `{name}` is not followed: calls through it are not inlined"));
-                    }
-                    return self.undef(Type::I32, span);
+                // A function named as a value: a pointer to it.
+                if let Some(rv) = self.function_value(n, span) {
+                    return rv;
                 }
                 // Unknown names (e.g. a macro from a missing include) are opaque,
                 // uniform values; said once per name and kernel.
@@ -895,6 +896,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn address_of(&mut self, n: Node<'t>, span: Span) -> RV {
         let Some(arg) = n.field(self.cx.fields.argument) else { return self.undef(Type::I32, span) };
+        if let Some(function) = self.function_value(arg, span) {
+            return function;
+        }
         match self.place(arg) {
             Some(Place::Mem { space, root, base, offsets, ty }) => {
                 let idx = self.offset(base, offsets.first().unwrap_or(0), span);
@@ -966,7 +970,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .iter()
                     .map(|&v| {
                         let b = self.emit_bool(v, span);
-                        self.emit(Op::Unary(UnOp::LNot, b), Type::Bool, span)
+                        match self.f.as_int(b) {
+                            Some(k) => self.konst(Type::Bool, Const::Bool(k == 0), span),
+                            None => self.emit(Op::Unary(UnOp::LNot, b), Type::Bool, span),
+                        }
                     })
                     .collect();
                 RV { vals, ty: rv.ty.with_scalar(Type::Bool) }
@@ -1055,12 +1062,25 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let t = arith_type(tx, ty);
                 let (x, y) = (self.convert(x, t, span), self.convert(y, t, span));
                 result_t = Type::Bool;
-                self.emit(Op::Cmp(c, x, y), Type::Bool, span)
+                match (self.f.as_int(x), self.f.as_int(y)) {
+                    // Folded, so that `if constexpr (K == 2)` lowers one branch.
+                    (Some(a), Some(b)) if t.is_int() => {
+                        let holds = if t.is_signed() { c.holds(a, b) } else { c.holds(a as u64, b as u64) };
+                        self.konst(Type::Bool, Const::Bool(holds), span)
+                    }
+                    _ => self.emit(Op::Cmp(c, x, y), Type::Bool, span),
+                }
             } else if let Some(bo) = bop {
                 if matches!(bo, BinOp::LAnd | BinOp::LOr) {
                     let (x, y) = (self.emit_bool(x, span), self.emit_bool(y, span));
                     result_t = Type::Bool;
-                    self.emit(Op::Binary(bo, x, y), Type::Bool, span)
+                    match (self.f.as_int(x), self.f.as_int(y)) {
+                        (Some(a), Some(b)) => {
+                            let r = if bo == BinOp::LAnd { a != 0 && b != 0 } else { a != 0 || b != 0 };
+                            self.konst(Type::Bool, Const::Bool(r), span)
+                        }
+                        _ => self.emit(Op::Binary(bo, x, y), Type::Bool, span),
+                    }
                 } else if matches!(bo, BinOp::Shl | BinOp::Shr) {
                     let t = if tx == Type::Bool { Type::I32 } else { tx };
                     let x = self.convert(x, t, span);
@@ -1164,6 +1184,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.undef(Type::I32, span);
         };
         let cond = self.expr(c);
+        // A constant condition: only the operand chosen is evaluated.
+        if let Some(k) = cond.vals.first().and_then(|&v| self.f.as_int(v)) {
+            return self.expr(if k != 0 { a } else { b });
+        }
         if self.touches_memory(a) || self.touches_memory(b) {
             if let Some(&cv) = cond.vals.first() {
                 return self.conditional_branches(cv, a, b, span);
@@ -1261,6 +1285,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => self.undef(Type::I32, span),
             };
         }
+        if let Some(callee) = self.called_function_value(func) {
+            return self.call_function_value(callee, &args, n, span);
+        }
         // Method calls: obj.method(args).
         if self.cx.kind(func) == "field_expression" {
             if let (Some(obj), Some(m)) = (func.field(self.cx.fields.argument), func.field(self.cx.fields.field)) {
@@ -1279,7 +1306,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Call arguments: each one's place, if it has one, and its value (an
     /// array decays to a pointer to its first element).
-    fn arguments(&mut self, args: &[Node<'t>], span: Span) -> Vec<(Option<Place>, RV)> {
+    pub(crate) fn arguments(&mut self, args: &[Node<'t>], span: Span) -> Vec<(Option<Place>, RV)> {
         args.iter()
             .map(|&a| {
                 let place = self.place(a);
@@ -2141,7 +2168,7 @@ fn pointer_space(ty: &SrcType) -> MemSpace {
 }
 
 /// `cg::this_thread_block` → `this_thread_block`; `tiled_partition<32>` → `tiled_partition`.
-fn callee_name(text: &str) -> String {
+pub(crate) fn callee_name(text: &str) -> String {
     // `(float4)(a, b, c, d)`, OpenCL's vector literal, parses as a call of `(float4)`.
     let text = text.trim();
     let text = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(text);
@@ -2155,7 +2182,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// type fits its argument (the same scalar type, then the same kind of
     /// number); the first of the best. A parameter whose type does not
     /// resolve (a template's `T`) fits anything.
-    fn choose_overload(&mut self, defs: &[Node<'t>], args: &[(Option<Place>, RV)]) -> Node<'t> {
+    pub(crate) fn choose_overload(&mut self, defs: &[Node<'t>], args: &[(Option<Place>, RV)]) -> Node<'t> {
         let mut best: Option<(u32, Node<'t>)> = None;
         let arity: Vec<Node<'t>> = defs.iter().copied().filter(|d| param_count(self.cx, *d) == Some(args.len())).collect();
         for def in arity {

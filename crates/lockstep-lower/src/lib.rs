@@ -12,6 +12,7 @@
 
 pub mod dialect;
 mod expr;
+mod function_value;
 mod lambda;
 mod module;
 mod srctype;

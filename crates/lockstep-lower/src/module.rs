@@ -70,6 +70,8 @@ pub struct Ctx<'t> {
     /// Per-invocation globals ([`GlobalBinding::PerThread`]): name, type,
     /// initializer and place in the source.
     pub per_thread_globals: Vec<(String, SrcType, Option<Node<'t>>, Span)>,
+    /// The functions named as values ([`SrcType::Function`] values index it).
+    pub function_values: Vec<crate::function_value::FunctionValue>,
 }
 
 /// Launches by kernel name.
@@ -445,7 +447,18 @@ impl<'t> Ctx<'t> {
                     array_dims.push(size);
                     node = node.field(self.fields.declarator)?;
                 }
-                "function_declarator" => return None,
+                // `(*name)(params)` declares a pointer to a function; `name(params)` a function.
+                "function_declarator" => {
+                    let mut inner = node.field(self.fields.declarator)?;
+                    while self.kind(inner) == "parenthesized_declarator" {
+                        inner = inner.named_child(0)?;
+                    }
+                    if self.kind(inner) != "pointer_declarator" {
+                        return None;
+                    }
+                    ty = SrcType::Function;
+                    node = inner.field(self.fields.declarator)?;
+                }
                 _ => {
                     node = node.field(self.fields.declarator).or_else(|| node.named_child(0))?;
                 }
@@ -577,6 +590,7 @@ pub fn lower_tree_streaming(
         structs: Vec::new(),
         struct_names: FxHashMap::default(),
         typedefs: FxHashMap::default(),
+        function_values: Vec::new(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),

@@ -18,6 +18,10 @@ pub enum SrcType {
     /// with its width in threads when the type or constructor fixes it
     /// (`thread_block_tile<16>`).
     SyncObject(lockstep_ir::Scope, Option<u32>),
+    /// A pointer to a function: one cell whose value names the function (an
+    /// index into the module's function values), so that a call through it
+    /// inlines the function it names.
+    Function,
 }
 
 /// Structs of more cells than this keep numbered cells in messages.
@@ -76,7 +80,7 @@ impl SrcType {
     pub fn cells(&self, structs: &[StructDef]) -> u64 {
         match self {
             SrcType::Void | SrcType::Resource { .. } | SrcType::SyncObject(..) => 0,
-            SrcType::Scalar(_) | SrcType::Pointer(..) => 1,
+            SrcType::Scalar(_) | SrcType::Pointer(..) | SrcType::Function => 1,
             SrcType::Vector(_, n) => *n as u64,
             SrcType::Matrix(_, r, c) => (*r * *c) as u64,
             SrcType::Array(e, n) => e.cells(structs).saturating_mul(*n),
@@ -92,6 +96,7 @@ impl SrcType {
     pub fn scalar_types(&self, structs: &[StructDef], out: &mut Vec<Type>) {
         match self {
             SrcType::Scalar(t) => out.push(*t),
+            SrcType::Function => out.push(Type::I32),
             SrcType::Pointer(_, s) => out.push(Type::Ptr(*s)),
             SrcType::Vector(t, n) => out.extend(std::iter::repeat_n(*t, *n as usize)),
             SrcType::Matrix(t, r, c) => out.extend(std::iter::repeat_n(*t, (*r * *c) as usize)),
@@ -133,7 +138,7 @@ impl SrcType {
     fn cell_names(&self, structs: &[StructDef], path: &mut String, out: &mut Vec<String>) {
         let at = path.len();
         match self {
-            SrcType::Scalar(_) | SrcType::Pointer(..) => out.push(path.clone()),
+            SrcType::Scalar(_) | SrcType::Pointer(..) | SrcType::Function => out.push(path.clone()),
             SrcType::Vector(_, n) => {
                 for i in 0..*n as usize {
                     out.push(format!("{path}.{}", ["x", "y", "z", "w"].get(i).copied().unwrap_or("?")));
@@ -177,6 +182,7 @@ impl SrcType {
         match self {
             SrcType::Scalar(t) | SrcType::Vector(t, _) | SrcType::Matrix(t, _, _) => *t,
             SrcType::Pointer(_, s) => Type::Ptr(*s),
+            SrcType::Function => Type::I32,
             SrcType::Array(e, _) => e.scalar(structs),
             SrcType::Struct(i) => structs
                 .get(*i)
@@ -197,7 +203,7 @@ impl SrcType {
 
     /// Whether this value lives in SSA registers (as opposed to memory).
     pub fn is_register(&self) -> bool {
-        matches!(self, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_))
+        matches!(self, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_) | SrcType::Function)
     }
 
     /// Array dimensions and the element below them (`float a[4][8]` → [4, 8], float).

@@ -62,7 +62,6 @@ impl Ssa {
         f.block_mut(cur).exit = exit;
         let dead = self.new_block(f, span);
         self.seal(f, dead);
-        self.unreachable.insert(dead);
         dead
     }
 
@@ -160,10 +159,20 @@ impl Ssa {
             return;
         }
         self.sealed[block.index()] = true;
+        // No edge reaches it (the join of branches that all return): code in
+        // it is dead, and adds no edges either.
+        if self.preds[block.index()].is_empty() {
+            self.unreachable.insert(block);
+        }
         for (var, phi) in self.incomplete.remove(&block).unwrap_or_default() {
             let span = f.inst(phi).span;
             self.fill_phi(f, var, phi, block, span);
         }
+    }
+
+    /// Seals a function's entry block, which no edge reaches but runs.
+    pub fn seal_entry(&mut self, block: BlockId) {
+        self.sealed[block.index()] = true;
     }
 
     /// Seals every block still open (after lowering) and removes trivial phis.

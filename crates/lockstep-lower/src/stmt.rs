@@ -112,6 +112,9 @@ pub struct FnLowerer<'c, 't> {
     pub group_size: Option<[u32; 3]>,
     /// The object of the member function about to be inlined.
     pub receiver: Option<Place>,
+    /// The template arguments of the function about to be inlined, where
+    /// they were read before the call (a function value's).
+    pub explicit_template_args: Option<Vec<template::TemplateArg>>,
     /// Captured device views (C++ AMP `array_view`), by name.
     pub views: FxHashMap<String, DeviceView>,
     /// A helper the kernel calls whose definition does not parse (its name
@@ -168,6 +171,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             depth: 0,
             group_size: info.group_size,
             receiver: None,
+            explicit_template_args: None,
             views: FxHashMap::default(),
             unparsed_callee: None,
             lambdas: Vec::new(),
@@ -175,7 +179,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             per_thread: FxHashMap::default(),
         };
         let entry = l.new_block(span);
-        l.ssa.seal(&mut l.f, entry);
+        l.ssa.seal_entry(entry);
         l.cur = entry;
         l
     }
@@ -630,9 +634,23 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(cond_node) = n.field(self.cx.fields.condition) else { return };
         let cond_expr = unwrap_condition(self.cx, cond_node);
         let cond = self.condition(cond_expr);
+        let alt = n.field(self.cx.fields.alternative);
+        // tree-sitter-cpp wraps the else branch in an `else_clause`.
+        let else_body = |l: &Self, alt: Node<'t>| if l.cx.kind(alt) == "else_clause" { alt.named_child(0) } else { Some(alt) };
+        // A constant condition (`if constexpr`, a template argument): only
+        // the branch taken is lowered; the other may not even be valid for
+        // this instantiation.
+        if let Some(k) = self.f.as_int(cond) {
+            let taken = if k != 0 { n.field(self.cx.fields.consequence) } else { alt.and_then(|a| else_body(self, a)) };
+            if let Some(b) = taken {
+                self.push_scope();
+                self.stmt(b);
+                self.pop_scope();
+            }
+            return;
+        }
         let then_b = self.new_block(span);
         let join = self.new_block(span);
-        let alt = n.field(self.cx.fields.alternative);
         let else_b = if alt.is_some() { self.new_block(span) } else { join };
         let cs = self.span(cond_expr);
         self.branch(cond, then_b, else_b, span, cs);
@@ -645,9 +663,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(alt) = alt {
             self.seal(else_b);
             self.enter(else_b);
-            // tree-sitter-cpp wraps the else branch in an `else_clause`.
-            let body = if self.cx.kind(alt) == "else_clause" { alt.named_child(0) } else { Some(alt) };
-            if let Some(b) = body {
+            if let Some(b) = else_body(self, alt) {
                 self.stmt(b);
             }
             self.jump(join, span);
@@ -746,6 +762,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let mut c = body.walk();
             items = body.named_children(&mut c).filter(|x| self.cx.kind(*x) == "case_statement").collect();
         }
+        // On a constant, only the case taken and those it falls into are lowered.
+        if let Some(k) = self.f.as_int(value) {
+            let label = |l: &Self, item: &Node<'t>| item.field(l.cx.fields.value).map(|v| l.cx.const_int(v));
+            let taken = items.iter().position(|it| label(self, it) == Some(Some(k))).or_else(|| items.iter().position(|it| label(self, it).is_none()));
+            self.loops.push(LoopTargets { break_to: exit, continue_to: None });
+            for &item in items.iter().skip(taken.unwrap_or(items.len())) {
+                for s in self.case_body(item) {
+                    self.stmt(s);
+                }
+            }
+            self.loops.pop();
+            self.jump(exit, span);
+            self.seal(exit);
+            self.enter(exit);
+            return;
+        }
         for item in &items {
             let b = self.new_block(self.span(*item));
             case_blocks.push(b);
@@ -770,10 +802,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             self.seal(b);
             self.enter(b);
-            let mut c = item.walk();
-            let has_value = item.field(self.cx.fields.value).is_some();
-            let stmts: Vec<_> = item.named_children(&mut c).skip(has_value as usize).collect();
-            for s in stmts {
+            for s in self.case_body(*item) {
                 self.stmt(s);
             }
         }
@@ -781,6 +810,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.jump(exit, span);
         self.seal(exit);
         self.enter(exit);
+    }
+
+    /// The statements of a `case` (or `default`), after its label.
+    fn case_body(&self, item: Node<'t>) -> Vec<Node<'t>> {
+        let mut c = item.walk();
+        let has_value = item.field(self.cx.fields.value).is_some();
+        item.named_children(&mut c).skip(has_value as usize).collect()
     }
 
     fn return_stmt(&mut self, n: Node<'t>) {
@@ -1007,6 +1043,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn inline_call(&mut self, def: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
         let span = self.span(call);
         let receiver = self.receiver.take();
+        let explicit_template_args = self.explicit_template_args.take();
         let site = match self.inline_site(name, args, call, span) {
             Ok(site) => site,
             Err(opaque) => return opaque,
@@ -1018,7 +1055,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // for its signature and body.
         let outer_template = match template::template_parameters(self.cx, def) {
             Some(params) => {
-                let bindings = self.template_bindings(def, params, args, call);
+                let bindings = self.template_bindings(def, params, args, call, explicit_template_args);
                 Some(std::mem::replace(&mut self.cx.template_args, bindings))
             }
             None => None,
@@ -1231,11 +1268,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// explicit arguments (`f<T, 4>(x)`, read under the caller's bindings),
     /// then types deduced from arguments whose parameter is declared `T` or
     /// `T*`, then defaults.
-    fn template_bindings(&mut self, def: Node<'t>, params: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>) -> template::Bindings {
+    /// `read` holds the explicit arguments when they were read before the
+    /// call (a function value's); otherwise the call's own are read here.
+    fn template_bindings(&mut self, def: Node<'t>, params: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>, read: Option<Vec<template::TemplateArg>>) -> template::Bindings {
         let names = template::parameter_names(self.cx, params);
         let explicit_list = call.field(self.cx.fields.function).filter(|f| self.cx.kind(*f) == "template_function").and_then(|f| f.field(self.cx.fields.arguments));
         let explicit_nodes = explicit_list.map(|l| template::argument_nodes(self.cx, l)).unwrap_or_default();
-        let explicit: Vec<template::TemplateArg> = explicit_nodes.iter().zip(&names).map(|(&a, (_, is_type))| template::argument(self.cx, *is_type, a)).collect();
+        let explicit: Vec<template::TemplateArg> = match read {
+            Some(read) => read,
+            None => explicit_nodes.iter().zip(&names).map(|(&a, (_, is_type))| template::argument(self.cx, *is_type, a)).collect(),
+        };
         let mut deduced = template::Bindings::default();
         if let Some(list) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
             let mut c = list.walk();
@@ -1249,7 +1291,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let pointer = p.field(self.cx.fields.declarator).is_some_and(|d| self.cx.kind(d) == "pointer_declarator");
                 let ty = match (&rv.ty, pointer) {
                     (SrcType::Pointer(elem, _), true) => Some((**elem).clone()),
-                    (t @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Struct(_)), false) => Some(t.clone()),
+                    (t @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Struct(_) | SrcType::Function), false) => Some(t.clone()),
                     _ => None,
                 };
                 if let Some(ty) = ty {
@@ -1357,6 +1399,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let t = self.f.inst(v).ty;
         if t == Type::Bool {
             return v;
+        }
+        if let (true, Some(k)) = (t.is_int(), self.f.as_int(v)) {
+            return self.konst(Type::Bool, Const::Bool(k != 0), span);
         }
         let zero = if t.is_float() { self.konst(t, Const::Float(0.0), span) } else { self.int(t, 0, span) };
         self.emit(Op::Cmp(CmpOp::Ne, v, zero), Type::Bool, span)

@@ -350,7 +350,7 @@ impl<'m> KernelLowerer<'m> {
             diags: Vec::new(),
         };
         let entry_block = l.new_block(span);
-        l.ssa.seal(&mut l.f, entry_block);
+        l.ssa.seal_entry(entry_block);
         l.cur = entry_block;
         for (h, g) in cx.m.global_variables.iter() {
             if matches!(cx.globals[h.index()], GlobalSlot::Private) {
