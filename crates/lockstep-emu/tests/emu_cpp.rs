@@ -95,3 +95,61 @@ fn template_instantiations_run_with_their_arguments() {
         assert_eq!(out.buffer("out").unwrap().i32s(), want, "{entry}");
     }
 }
+
+/// Constants read from class templates (a recursive primary template and
+/// specializations chosen by an enum argument), an enum parameter, and a
+/// helper chosen through a pointer to a function by `if constexpr` and by a
+/// `switch` on a template argument.
+const CLASS_CONSTANTS_AND_FUNCTION_VALUES_CUDA: &str = r#"
+template <int n> struct pow2 { static constexpr int value = 2*pow2<(n + 1)/2>::value; };
+template <>      struct pow2<1> { static constexpr int value = 1; };
+
+enum qtype { Q4 = 2, Q8 = 8 };
+template <qtype t> struct traits;
+template <> struct traits<Q4> { static constexpr int qk = 32; };
+template <> struct traits<Q8> { static constexpr int qk = 64; };
+
+enum table { GENERIC, TURING };
+static constexpr __device__ int warps(table id, int n) { return id == GENERIC ? n : 2 * n; }
+
+typedef int (*combine_t)(int a, int b);
+__device__ int add(int a, int b) { return a + b; }
+__device__ int mul(int a, int b) { return a * b; }
+
+template <qtype t>
+__device__ combine_t combine_for() {
+    if constexpr (t == Q4) {
+        return add;
+    } else {
+        return &mul;
+    }
+}
+
+__device__ combine_t combine_by(qtype t) {
+    switch (t) {
+        case Q4: return add;
+        default: return mul;
+    }
+}
+
+template <int N, qtype t>
+__global__ void constants(int* out)
+{
+    constexpr combine_t first = combine_for<t>();
+    const combine_t second = combine_by(Q4);
+    const int i = threadIdx.x;
+    out[i] = first(i, pow2<N>::value) + second(traits<t>::qk, warps(TURING, 3));
+}
+template __global__ void constants<5, Q8>(int*);
+template __global__ void constants<5, Q4>(int*);
+"#;
+
+#[test]
+fn class_constants_enum_parameters_and_function_values_compute_as_cpp() {
+    for (entry, first) in [("constants<5, Q8>", (|i: i32| i * 8) as fn(i32) -> i32), ("constants<5, Q4>", |i: i32| i + 8)] {
+        let qk = if entry.contains("Q8") { 64 } else { 32 };
+        let out = run_kernel(Lang::Cuda, CLASS_CONSTANTS_AND_FUNCTION_VALUES_CUDA, entry, "[buffers.out]\nlen = 4\n", [1, 1, 1], Some([4, 1, 1]));
+        let want: Vec<i32> = (0..4).map(|i| first(i) + qk + 6).collect();
+        assert_eq!(out.buffer("out").unwrap().i32s(), want, "{entry}");
+    }
+}

@@ -234,10 +234,24 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             "identifier" => self.identifier(n, span),
-            "qualified_identifier" => match n.field(self.cx.fields.name) {
-                Some(name) => self.expr(name),
-                None => self.undef(Type::I32, span),
-            },
+            "qualified_identifier" => {
+                // A class's static constant (`traits<T>::qk`); one that
+                // depends on a template argument lockstep does not know is
+                // a constant it does not know either.
+                if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.classes.contains_key(self.cx.class_name(s))) {
+                    return match self.cx.const_int(n) {
+                        Some(v) => {
+                            let v = self.int(Type::I32, v, span);
+                            self.scalar(v)
+                        }
+                        None => self.undef(Type::I32, span),
+                    };
+                }
+                match n.field(self.cx.fields.name) {
+                    Some(name) => self.expr(name),
+                    None => self.undef(Type::I32, span),
+                }
+            }
             "field_expression" => self.field_expr(n, span),
             "template_function" => match self.function_value(n, span) {
                 Some(rv) => rv,
@@ -742,6 +756,23 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// The cells one element of `elem` spans, as a value, when `elem` is an
+    /// array of a declaration whose lengths are not constants ([`FnLowerer::runtime_dims`]).
+    fn runtime_stride(&mut self, root: Root, elem: &SrcType, span: Span) -> Option<Value> {
+        let (inner, scalar) = elem.array_dims();
+        if inner.is_empty() || !inner.contains(&0) {
+            return None;
+        }
+        let dims = self.runtime_dims.get(&root)?;
+        let lengths: Vec<Value> = dims.get(dims.len().checked_sub(inner.len())?..)?.to_vec();
+        let cells = scalar.cells(&self.cx.structs).max(1);
+        let mut stride = self.int(Type::U32, cells as i64, span);
+        for length in lengths {
+            stride = self.fold_or_emit(BinOp::Mul, stride, length, Type::U32, span);
+        }
+        Some(stride)
+    }
+
     fn index_place(&mut self, base: Place, idx: Value, span: Span) -> Option<Place> {
         match base {
             Place::Mem { space, root, base, offsets, ty: SrcType::Array(elem, _) } => {
@@ -749,7 +780,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let base = self.offset(base, offsets.first().unwrap_or(0), span);
                 let cells = elem.cells(&self.cx.structs).max(1);
                 let t = self.f.inst(idx).ty;
-                let scaled = if cells == 1 {
+                let scaled = if let Some(stride) = self.runtime_stride(root, &elem, span) {
+                    let idx = self.convert(idx, Type::U32, span);
+                    self.fold_or_emit(BinOp::Mul, idx, stride, Type::U32, span)
+                } else if cells == 1 {
                     idx
                 } else if let Some(i) = self.f.as_int(idx) {
                     self.int(t, i * cells as i64, span)

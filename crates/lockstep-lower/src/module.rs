@@ -70,6 +70,9 @@ pub struct Ctx<'t> {
     /// Per-invocation globals ([`GlobalBinding::PerThread`]): name, type,
     /// initializer and place in the source.
     pub per_thread_globals: Vec<(String, SrcType, Option<Node<'t>>, Span)>,
+    /// Class definitions by name, for their static constant members: a
+    /// class template's primary definition and its specializations.
+    pub classes: FxHashMap<String, Vec<Node<'t>>>,
     /// The functions named as values ([`SrcType::Function`] values index it).
     pub function_values: Vec<crate::function_value::FunctionValue>,
 }
@@ -112,7 +115,7 @@ impl<'t> Ctx<'t> {
 
     /// Evaluates an integer constant expression (array sizes, `[numthreads]`, case labels).
     pub fn const_int(&self, n: Node) -> Option<i64> {
-        self.const_int_depth(n, 0)
+        self.const_int_depth(n, 0, None)
     }
 
     /// An array's length: a constant expression in which pipeline constants
@@ -120,27 +123,31 @@ impl<'t> Ctx<'t> {
     /// and the reports' in-bounds assumptions use lengths).
     pub fn array_length(&self, n: Node) -> Option<i64> {
         self.sizing_array.set(true);
-        let length = self.const_int_depth(n, 0);
+        let length = self.const_int_depth(n, 0, None);
         self.sizing_array.set(false);
         length
     }
 
-    fn const_int_depth(&self, n: Node, depth: u32) -> Option<i64> {
+    /// `class_args`: inside a class's member (a static member's
+    /// initializer), the class's template arguments, which replace the
+    /// bindings and locals of the code being lowered.
+    fn const_int_depth(&self, n: Node, depth: u32, class_args: Option<&Bindings>) -> Option<i64> {
         if depth > MAX_NESTING {
             return None;
         }
-        let sub = |c: Node| self.const_int_depth(c, depth + 1);
+        let sub = |c: Node| self.const_int_depth(c, depth + 1, class_args);
+        let template_args = class_args.unwrap_or(&self.template_args);
         match self.kind(n) {
             "number_literal" => parse_int_literal(self.text(n)).map(|(v, _)| v as i64),
             "char_literal" => self.text(n).trim_matches('\'').chars().next().map(|c| c as i64),
             "true" => Some(1),
             "false" => Some(0),
             "identifier" | "type_identifier" => match self.globals.get(self.text(n)) {
-                _ if self.template_args.contains_key(self.text(n)) => match self.template_args.get(self.text(n)) {
+                _ if template_args.contains_key(self.text(n)) => match template_args.get(self.text(n)) {
                     Some(TemplateArg::Int(v)) => Some(*v),
                     _ => None,
                 },
-                _ if self.local_ints.contains_key(self.text(n)) => self.local_ints.get(self.text(n)).copied(),
+                _ if class_args.is_none() && self.local_ints.contains_key(self.text(n)) => self.local_ints.get(self.text(n)).copied(),
                 Some(GlobalBinding::Int(v, _)) => Some(*v),
                 Some(GlobalBinding::GroupExtent { default, .. }) if self.sizing_array.get() => *default,
                 Some(GlobalBinding::Mem { global, .. })
@@ -158,8 +165,12 @@ impl<'t> Ctx<'t> {
                     .map(|(_, v)| *v as i64)
                     .or_else(|| self.d.named_constant(self.text(n))),
             },
+            // `pow2<N>::value`, `traits<T>::qk`: a class's static constant;
             // `mem_flags::mem_threadgroup`: the dialect's scoped constants.
-            "qualified_identifier" => n.field(self.fields.name).and_then(sub),
+            "qualified_identifier" => match (n.field(self.fields.scope), n.field(self.fields.name)) {
+                (Some(scope), Some(name)) if self.classes.contains_key(self.class_name(scope)) => self.static_member(scope, self.text(name), depth + 1, class_args),
+                (_, name) => name.and_then(sub),
+            },
             "parenthesized_expression" | "condition_clause" => n.named_child(0).and_then(sub),
             // A template argument the grammar read as a type (`tile<TS, TS>`).
             "type_descriptor" => n.field(self.fields.ty).and_then(sub),
@@ -223,6 +234,60 @@ impl<'t> Ctx<'t> {
             }
             _ => None,
         }
+    }
+
+    /// The class a scope or class name names (`traits` in `traits<T>::qk`).
+    pub fn class_name(&self, n: Node) -> &'t str {
+        let name = match self.kind(n) {
+            "template_type" => n.field(self.fields.name).unwrap_or(n),
+            _ => n,
+        };
+        self.text(name).trim()
+    }
+
+    /// A static constant member of a class (`pow2<N>::value`): read in the
+    /// specialization the arguments choose, or in the primary template
+    /// with its parameters bound to them.
+    fn static_member(&self, scope: Node, member: &str, depth: u32, class_args: Option<&Bindings>) -> Option<i64> {
+        let defs = self.classes.get(self.class_name(scope))?;
+        let written: Vec<Node> = match (self.kind(scope), scope.field(self.fields.arguments)) {
+            ("template_type", Some(list)) => template::argument_nodes(self, list),
+            _ => Vec::new(),
+        };
+        let values: Vec<Option<i64>> = written.iter().map(|&a| self.const_int_depth(a, depth + 1, class_args)).collect();
+        // A specialization whose arguments are those values, else the primary definition.
+        let specialization = defs.iter().copied().find(|d| {
+            let Some(list) = d.field(self.fields.name).filter(|x| self.kind(*x) == "template_type").and_then(|x| x.field(self.fields.arguments)) else { return false };
+            let own = template::argument_nodes(self, list);
+            own.len() == values.len() && own.iter().zip(&values).all(|(&a, v)| v.is_some() && self.const_int_depth(a, depth + 1, Some(&Bindings::default())) == *v)
+        });
+        let primary = || defs.iter().copied().find(|d| d.field(self.fields.name).is_some_and(|x| self.kind(x) != "template_type"));
+        let def = specialization.or_else(primary)?;
+        let mut bindings = Bindings::default();
+        if specialization.is_none() {
+            if let Some(params) = template::template_parameters(self, def) {
+                for ((name, is_type), value) in template::parameter_names(self, params).into_iter().zip(&values) {
+                    if let (false, Some(v)) = (is_type, value) {
+                        bindings.insert(name, TemplateArg::Int(*v));
+                    }
+                }
+            }
+        }
+        let body = def.field(self.fields.body)?;
+        let mut c = body.walk();
+        let found = body.named_children(&mut c).find_map(|fd| {
+            if !matches!(self.kind(fd), "field_declaration" | "declaration") {
+                return None;
+            }
+            let mut cc = fd.walk();
+            let declarators: Vec<Node> = fd.fields(self.fields.declarator, &mut cc).collect();
+            declarators.into_iter().find_map(|d| {
+                let init = d.field(self.fields.value).or_else(|| fd.field(self.fields.default_value))?;
+                let name = d.field(self.fields.declarator).unwrap_or(d);
+                (self.text(name).trim() == member).then_some(init)
+            })
+        })?;
+        self.const_int_depth(found, depth + 1, Some(&bindings))
     }
 
     /// The type a name stands for: a bound template parameter, a
@@ -591,6 +656,7 @@ pub fn lower_tree_streaming(
         struct_names: FxHashMap::default(),
         typedefs: FxHashMap::default(),
         function_values: Vec::new(),
+        classes: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),
@@ -1004,16 +1070,14 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                 }
                 ctx.struct_type(item);
                 ctx.template_args.clear();
+                if let Some(name) = item.field(ctx.fields.name) {
+                    let class = ctx.class_name(name).to_string();
+                    ctx.classes.entry(class).or_default().push(item);
+                }
             }
-            "type_definition" => {
-                if let Some(t) = item.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) {
-                    let mut cc = item.walk();
-                    let decls: Vec<_> = item.fields(ctx.fields.declarator, &mut cc).collect();
-                    for d in decls {
-                        if let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) {
-                            ctx.typedefs.insert(name, ty);
-                        }
-                    }
+            "type_definition" | "alias_declaration" => {
+                for (name, ty) in type_aliases(ctx, item) {
+                    ctx.typedefs.insert(name, ty);
                 }
             }
             "enum_specifier" => enum_constants(ctx, item),
@@ -1030,7 +1094,22 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
     }
 }
 
-fn enum_constants<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+/// The names a `typedef` or `using name = type;` declares, with their types.
+pub fn type_aliases<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) -> Vec<(String, SrcType)> {
+    let Some(t) = n.field(ctx.fields.ty).and_then(|t| ctx.resolve_type(t)) else { return Vec::new() };
+    if ctx.kind(n) == "alias_declaration" {
+        return n.field(ctx.fields.name).map(|name| (ctx.text(name).to_string(), t)).into_iter().collect();
+    }
+    let mut c = n.walk();
+    let decls: Vec<_> = n.fields(ctx.fields.declarator, &mut c).collect();
+    decls.into_iter().filter_map(|d| ctx.declarator(d, t.clone(), MemSpace::Unknown)).collect()
+}
+
+pub(crate) fn enum_constants<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
+    // Its name is a type whose values are integers.
+    if let Some(name) = n.field(ctx.fields.name) {
+        ctx.typedefs.insert(ctx.text(name).to_string(), SrcType::Scalar(Type::I32));
+    }
     let Some(body) = n.field(ctx.fields.body) else { return };
     let mut next = 0i64;
     let mut c = body.walk();

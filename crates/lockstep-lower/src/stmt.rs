@@ -106,6 +106,14 @@ pub struct FnLowerer<'c, 't> {
     scopes: Vec<FxHashMap<String, Binding>>,
     /// Per scope, the names it binds to integer constants, with their values.
     scope_ints: Vec<FxHashMap<String, i64>>,
+    /// Arrays whose lengths are not constants here (`float tmp[ncols][rows]`
+    /// in a template whose arguments are unknown): each dimension's length
+    /// as a value, outermost first, so that subscripts scale by the real
+    /// extents rather than by a length lockstep does not know.
+    pub runtime_dims: FxHashMap<Root, Vec<Value>>,
+    /// Per scope, the type aliases it declares (`using tile_ab = tile<16, 8>;`)
+    /// with the meaning each name had before, restored when it closes.
+    type_aliases: Vec<Vec<(String, Option<SrcType>)>>,
     loops: Vec<LoopTargets>,
     frames: Vec<Frame>,
     pub depth: u32,
@@ -166,6 +174,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             cur: BlockId(0),
             scopes: vec![FxHashMap::default()],
             scope_ints: vec![FxHashMap::default()],
+            type_aliases: vec![Vec::new()],
+            runtime_dims: FxHashMap::default(),
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
@@ -334,11 +344,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn push_scope(&mut self) {
         self.scopes.push(FxHashMap::default());
         self.scope_ints.push(FxHashMap::default());
+        self.type_aliases.push(Vec::new());
     }
 
     fn pop_scope(&mut self) {
         let names: Vec<String> = self.scopes.pop().map(|s| s.into_keys().collect()).unwrap_or_default();
         self.scope_ints.pop();
+        for (name, before) in self.type_aliases.pop().unwrap_or_default().into_iter().rev() {
+            match before {
+                Some(t) => self.cx.typedefs.insert(name, t),
+                None => self.cx.typedefs.remove(&name),
+            };
+        }
         for name in names {
             self.refresh_local_int(&name);
         }
@@ -606,9 +623,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             "goto_statement" => self.diag("unsupported", n, "`goto` is not analysed; control flow after it may be imprecise".into()),
             "comment" | "preproc_call" | "preproc_def" | "preproc_function_def" | "preproc_include" | ";" => {}
-            "type_definition" | "struct_specifier" | "class_specifier" | "enum_specifier" => {
-                if self.cx.kind(n) == "struct_specifier" || self.cx.kind(n) == "class_specifier" {
-                    self.cx.struct_type(n);
+            "struct_specifier" | "class_specifier" => {
+                self.cx.struct_type(n);
+            }
+            "enum_specifier" => crate::module::enum_constants(self.cx, n),
+            // Read under the template arguments in force, until the scope closes.
+            "type_definition" | "alias_declaration" => {
+                for (name, ty) in crate::module::type_aliases(self.cx, n) {
+                    let before = self.cx.typedefs.insert(name.clone(), ty);
+                    self.type_aliases.last_mut().expect("a scope is always open").push((name, before));
                 }
             }
             "case_statement" => {
@@ -932,6 +955,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 };
                 let g = self.cx.add_global(&name, kind, sp, &ty, coherent, span);
                 let place = self.global_place(g, &ty, sp, span);
+                self.note_runtime_dims(&place, d, span);
                 self.bind(name, Binding::Place(place));
                 continue;
             }
@@ -960,6 +984,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             let place = self.local_place(&name, &ty, span);
+            self.note_runtime_dims(&place, d, span);
             let rv = match (init_rv, init) {
                 (Some(rv), _) => Some(rv),
                 (None, Some(init)) => Some(self.initializer(init, &ty)),
@@ -977,6 +1002,39 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             self.bind(name, Binding::Place(place));
         }
+    }
+
+    /// Records the dimensions of a declared array whose lengths are not all
+    /// constants, as the values its size expressions have here.
+    fn note_runtime_dims(&mut self, place: &Place, declarator: Node<'t>, span: Span) {
+        let Place::Mem { root, ty: ty @ SrcType::Array(..), .. } = place else { return };
+        let (dims, _) = ty.array_dims();
+        if !dims.contains(&0) {
+            return;
+        }
+        // `a[4][8]` nests as ((a[4])[8]): the outermost declarator is the innermost dimension.
+        let mut sizes = Vec::new();
+        let mut n = Some(declarator);
+        while let Some(x) = n {
+            if self.cx.kind(x) == "array_declarator" {
+                sizes.push(x.field(self.cx.fields.size));
+            }
+            n = x.field(self.cx.fields.declarator);
+        }
+        sizes.reverse();
+        // An unsized array (`extern __shared__ float s[]`) is one allocation of unknown length: nothing to scale.
+        if sizes.len() != dims.len() || sizes.iter().any(Option::is_none) {
+            return;
+        }
+        let values = sizes.into_iter().flatten().map(|s| {
+            let rv = self.expr(s);
+            match rv.vals.first() {
+                Some(&v) => self.convert(v, Type::U32, span),
+                None => self.emit(Op::Undef, Type::U32, span),
+            }
+        });
+        let values = values.collect();
+        self.runtime_dims.insert(*root, values);
     }
 
     /// The value `T v(a, b);` constructs when the grammar read it as a function

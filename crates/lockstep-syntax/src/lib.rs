@@ -107,6 +107,7 @@ fields! {
     operator: "operator",
     parameters: "parameters",
     right: "right",
+    scope: "scope",
     size: "size",
     ty: "type",
     update: "update",
