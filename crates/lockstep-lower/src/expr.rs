@@ -235,9 +235,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             "identifier" => self.identifier(n, span),
             "qualified_identifier" => {
-                // A class's static constant (`traits<T>::qk`); one that
-                // depends on a template argument lockstep does not know is
-                // a constant it does not know either.
+                // A class's static constant (`traits<T>::qk`, `std::is_same<T, U>::value`);
+                // one that depends on a template argument lockstep does not
+                // know is a constant it does not know either.
+                if let Some(v) = self.cx.const_int(n) {
+                    let v = self.int(Type::I32, v, span);
+                    return self.scalar(v);
+                }
                 if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.classes.contains_key(self.cx.class_name(s))) {
                     return match self.cx.const_int(n) {
                         Some(v) => {
@@ -253,9 +257,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             }
             "field_expression" => self.field_expr(n, span),
-            "template_function" => match self.function_value(n, span) {
-                Some(rv) => rv,
-                None => self.undef(Type::I32, span),
+            "template_function" => match (self.cx.const_int(n), self.function_value(n, span)) {
+                (Some(v), _) => {
+                    let v = self.int(Type::I32, v, span);
+                    self.scalar(v)
+                }
+                (None, Some(rv)) => rv,
+                (None, None) => self.undef(Type::I32, span),
             },
             "subscript_expression" | "pointer_expression" => {
                 if self.cx.kind(n) == "pointer_expression" && self.cx.text(n).trim_start().starts_with('&') {

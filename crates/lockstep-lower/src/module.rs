@@ -168,6 +168,7 @@ impl<'t> Ctx<'t> {
             // `pow2<N>::value`, `traits<T>::qk`: a class's static constant;
             // `mem_flags::mem_threadgroup`: the dialect's scoped constants.
             "qualified_identifier" => match (n.field(self.fields.scope), n.field(self.fields.name)) {
+                (Some(scope), Some(name)) if self.class_name(scope) == "is_same" && self.text(name) == "value" => self.same_types(scope),
                 (Some(scope), Some(name)) if self.classes.contains_key(self.class_name(scope)) => self.static_member(scope, self.text(name), depth + 1, class_args),
                 (_, name) => name.and_then(sub),
             },
@@ -214,6 +215,7 @@ impl<'t> Ctx<'t> {
                 let c = sub(n.field(self.fields.condition)?)?;
                 sub(n.child_by_field_name(if c != 0 { "consequence" } else { "alternative" })?)
             }
+            "template_function" if self.class_name(n) == "is_same_v" => self.same_types(n),
             "sizeof_expression" => Some(4),
             // `ggml_cuda_get_physical_warp_size()`: a function without
             // parameters whose body returns a constant.
@@ -239,10 +241,19 @@ impl<'t> Ctx<'t> {
     /// The class a scope or class name names (`traits` in `traits<T>::qk`).
     pub fn class_name(&self, n: Node) -> &'t str {
         let name = match self.kind(n) {
-            "template_type" => n.field(self.fields.name).unwrap_or(n),
+            "template_type" | "template_function" => n.field(self.fields.name).unwrap_or(n),
             _ => n,
         };
         self.text(name).trim()
+    }
+
+    /// `std::is_same<A, B>::value` and `std::is_same_v<A, B>`: 1 when both
+    /// name one type, 0 when they name two; None when either is unknown.
+    fn same_types(&self, n: Node) -> Option<i64> {
+        let list = n.field(self.fields.arguments)?;
+        let [a, b] = template::argument_nodes(self, list)[..] else { return None };
+        let (a, b) = (self.type_named(self.text(a).trim())?, self.type_named(self.text(b).trim())?);
+        Some((a == b) as i64)
     }
 
     /// A static constant member of a class (`pow2<N>::value`): read in the
