@@ -453,3 +453,24 @@ fn cuda_integer_limits_compute() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().i32s(), vec![6, i32::MAX]);
 }
+
+const IMAGE_REVERSE_OPENCL: &str = r#"void put(__write_only image1d_buffer_t out, int i, float4 v)
+{
+    write_imagef(out, i, v);
+}
+
+__kernel void reverse(__read_only image1d_buffer_t src, __write_only image1d_buffer_t dst)
+{
+    int i = get_global_id(0);
+    put(dst, (int)get_global_size(0) - 1 - i, read_imagef(src, i));
+}
+"#;
+
+#[test]
+fn opencl_images_are_read_and_written_by_texel() {
+    let config = RunConfig { groups: [2, 1, 1], group_size: Some([4, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.src]\ndata = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n[buffers.dst]\nlen = 8\n";
+    let (db, o) = compile_and_run("reverse.cl", Lang::OpenCl, IMAGE_REVERSE_OPENCL, "reverse", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("dst").unwrap().f32s(), vec![8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
+}

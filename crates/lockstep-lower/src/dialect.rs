@@ -185,7 +185,10 @@ pub struct Dialect {
 /// What an image function does with the texel its coordinate names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageAccess {
+    /// `imageLoad(image, coordinate)`.
     Load,
+    /// `read_imagef(image, [sampler,] coordinate)`: the coordinate is the last argument.
+    SampledLoad,
     /// `imageStore(image, coordinate, value)`.
     Store,
     /// `imageAtomicAdd(image, coordinate, value)`; returns the old texel.
@@ -863,7 +866,18 @@ pub static OPENCL: Dialect = Dialect {
     ],
     coherent_qualifiers: &["volatile"],
     entry_marker: EntryMarker::GlobalSpecifier,
-    resources: &[],
+    // Kernel arguments; one value per texel. An image is writable unless
+    // `__read_only` (which reaches the parser as `const`): an image the
+    // kernel only reads is never written, so that costs no precision.
+    resources: &[
+        ResourceType { name: "image1d_t", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "image1d_buffer_t", kind: ResourceKind::Texture { dims: 1 }, writable: true },
+        ResourceType { name: "image1d_array_t", kind: ResourceKind::Texture { dims: 2 }, writable: true },
+        ResourceType { name: "image2d_t", kind: ResourceKind::Texture { dims: 2 }, writable: true },
+        ResourceType { name: "image2d_array_t", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "image3d_t", kind: ResourceKind::Texture { dims: 3 }, writable: true },
+        ResourceType { name: "sampler_t", kind: ResourceKind::Handle, writable: false },
+    ],
     atomics: &[
         ("atomic_add", AtomicOp::Add),
         ("atomic_sub", AtomicOp::Sub),
@@ -1019,7 +1033,16 @@ pub static OPENCL: Dialect = Dialect {
     group_size_layout: None,
     pipeline_constant_layout: None,
     ignored_directives: &[],
-    image_functions: &[],
+    image_functions: &[
+        ("read_imagef", ImageAccess::SampledLoad),
+        ("read_imagei", ImageAccess::SampledLoad),
+        ("read_imageui", ImageAccess::SampledLoad),
+        ("read_imageh", ImageAccess::SampledLoad),
+        ("write_imagef", ImageAccess::Store),
+        ("write_imagei", ImageAccess::Store),
+        ("write_imageui", ImageAccess::Store),
+        ("write_imageh", ImageAccess::Store),
+    ],
     named_constants: &[],
     lambda_launcher: None,
     index_types: &[],

@@ -1955,12 +1955,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// `imageAtomicAdd(image, coordinate, value)`: the texel's place as a
     /// resource subscript gives it. None when the image is not a known resource.
     fn image_call(&mut self, access: ImageAccess, args: &[Node<'t>], span: Span) -> Option<RV> {
-        let (&image, &coordinate) = (args.first()?, args.get(1)?);
+        let (&image, &coordinate) = match access {
+            ImageAccess::SampledLoad => (args.first()?, args.get(1..)?.last()?),
+            _ => (args.first()?, args.get(1)?),
+        };
         let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(image)) else { return None };
         let coordinate = self.expr(coordinate);
         let texel = self.resource_element(global, kind, &elem, writable, &coordinate, span);
         Some(match access {
-            ImageAccess::Load => self.read_place(&texel, span),
+            ImageAccess::Load | ImageAccess::SampledLoad => self.read_place(&texel, span),
             ImageAccess::Store => {
                 let value = self.expr(*args.get(2)?);
                 self.assign(&texel, &value, span, None);

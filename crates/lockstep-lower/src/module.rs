@@ -1197,12 +1197,7 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         let span = ctx.span(d);
         let init = if ctx.kind(d) == "init_declarator" { d.field(ctx.fields.value) } else { None };
         if let SrcType::Resource { kind, elem, writable } = &ty {
-            let g = ctx.add_global(&name, resource_kind(*kind, *writable), resource_space(*kind, *writable), elem, coherent, span);
-            ctx.module.globals[g.index()].len = None;
-            if let ResourceKind::Texture { .. } = kind {
-                ctx.module.globals[g.index()].texel_width = MAX_TEXTURE_WIDTH;
-            }
-            ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind: *kind, elem: (**elem).clone(), writable: *writable });
+            resource_global(ctx, name, *kind, elem, *writable, coherent, span);
             continue;
         }
         if let (Some(id), Some(init), SrcType::Scalar(t)) = (pipeline_constant_id(ctx, n), init, &ty) {
@@ -1384,6 +1379,24 @@ fn constant_initializer<'t>(ctx: &Ctx<'t>, n: Node<'t>, out: &mut Vec<Const>) {
             out.push(Const::Int(0));
         }
     }
+}
+
+/// A resource's allocation, bound to `name` ([`GlobalBinding::Resource`]).
+/// Kernels of one file whose images share a name (and writability) share
+/// the allocation, as a launch names it.
+pub(crate) fn resource_global(ctx: &mut Ctx, name: String, kind: ResourceKind, elem: &SrcType, writable: bool, coherent: bool, span: Span) {
+    if let Some(&GlobalBinding::Resource { global, kind: ResourceKind::Texture { .. }, writable: w, .. }) = ctx.globals.get(&name) {
+        if matches!(kind, ResourceKind::Texture { .. }) && w == writable {
+            ctx.globals.insert(name, GlobalBinding::Resource { global, kind, elem: elem.clone(), writable });
+            return;
+        }
+    }
+    let g = ctx.add_global(&name, resource_kind(kind, writable), resource_space(kind, writable), elem, coherent, span);
+    ctx.module.globals[g.index()].len = None;
+    if let ResourceKind::Texture { .. } = kind {
+        ctx.module.globals[g.index()].texel_width = MAX_TEXTURE_WIDTH;
+    }
+    ctx.globals.insert(name, GlobalBinding::Resource { global: g, kind, elem: elem.clone(), writable });
 }
 
 fn resource_kind(kind: ResourceKind, writable: bool) -> GlobalKind {

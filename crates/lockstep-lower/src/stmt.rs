@@ -426,6 +426,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => (format!("param{i}"), t),
             };
             let span = self.span(p);
+            // An image argument (OpenCL): a resource of the kernel's, by the argument's name.
+            if let SrcType::Resource { kind, elem, writable } = &ty {
+                let writable = *writable && !decl_words(self.cx, p).contains(&"const");
+                crate::module::resource_global(self.cx, name, *kind, elem, writable, false, span);
+                continue;
+            }
             if let Some(shared) = self.shared_pointer_parameter(p, &name, &ty, span) {
                 self.bind(name, Binding::Place(shared));
                 continue;
@@ -1142,6 +1148,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         let mut shadowed_views = Vec::new();
+        let mut shadowed_resources = Vec::new();
         if let Some(params) = def.field(self.cx.fields.declarator).and_then(|d| find_parameter_list(self.cx, d)) {
             let names = self.bind_parameters(params, args);
             // A captured device view handed to a helper is that view under the parameter's name.
@@ -1150,8 +1157,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 a.named_children(&mut c).filter(|x| self.cx.kind(*x) != "comment").collect()
             }).unwrap_or_default();
             for (pname, arg) in names.into_iter().zip(arg_nodes) {
-                if let (Some(pname), Some(view)) = (pname, self.views.get(self.cx.text(arg)).cloned()) {
-                    shadowed_views.push((pname.clone(), self.views.insert(pname, view)));
+                let Some(pname) = pname else { continue };
+                if let Some(view) = self.views.get(self.cx.text(arg)).cloned() {
+                    shadowed_views.push((pname.clone(), self.views.insert(pname.clone(), view)));
+                }
+                // So is a resource (an image handed to a helper).
+                if let Some(resource @ GlobalBinding::Resource { .. }) = global_binding(self.cx, self.cx.text(arg)) {
+                    shadowed_resources.push((pname.clone(), self.cx.globals.insert(pname, resource)));
                 }
             }
         }
@@ -1162,6 +1174,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
             match before {
                 Some(view) => self.views.insert(name, view),
                 None => self.views.remove(&name),
+            };
+        }
+        for (name, before) in shadowed_resources.into_iter().rev() {
+            match before {
+                Some(binding) => self.cx.globals.insert(name, binding),
+                None => self.cx.globals.remove(&name),
             };
         }
         let end = self.span_end(def);
