@@ -474,3 +474,26 @@ fn opencl_images_are_read_and_written_by_texel() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("dst").unwrap().f32s(), vec![8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
 }
+
+const OUT_PARAMETERS_OPENCL: &str = r#"void split(uint v, uint* hi, uint* lo)
+{
+    *hi = v >> 4;
+    lo[0] = v & 15;
+}
+
+__kernel void nibbles(__global const uint* in, __global uint* out)
+{
+    uint h, l;
+    split(in[get_global_id(0)], &h, &l);
+    out[get_global_id(0)] = h * 100 + l;
+}
+"#;
+
+#[test]
+fn opencl_helpers_write_through_pointers_to_locals() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([4, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.in]\ndata = [18, 52, 171, 255]\n[buffers.out]\nlen = 4\n";
+    let (db, o) = compile_and_run("nibbles.cl", Lang::OpenCl, OUT_PARAMETERS_OPENCL, "nibbles", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("out").unwrap().u32s(), vec![102, 304, 1011, 1515]);
+}

@@ -441,6 +441,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.unmodelled(n, "a lambda passed on as a value".to_string(), Vec::new(), span);
                     RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
                 }
+                // Pointer arithmetic or a comparison on the address of a register variable.
+                Binding::PointsTo(_) => {
+                    let v = self.unmodelled(n, format!("the address of a variable used as a value (`{name}`)"), Vec::new(), span);
+                    RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
+                }
             };
         }
         if let Some(bv) = self.cx.d.builtin_var(name) {
@@ -689,6 +694,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         return self.view_element(view, &indices, n, span);
                     }
                 }
+                if let Some(variable) = self.pointee_variable(arg) {
+                    return (self.cx.const_int(index_node) == Some(0)).then_some(variable);
+                }
                 // Resources: buf[i], tex[uint2(x, y)].
                 if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
                     if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(arg)) {
@@ -735,11 +743,45 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "pointer_expression" => {
                 let arg = n.field(self.cx.fields.argument)?;
                 if self.cx.text(n).trim_start().starts_with('*') {
+                    if let Some(variable) = self.pointee_variable(arg) {
+                        return Some(variable);
+                    }
                     self.deref(arg, span)
                 } else {
                     None
                 }
             }
+            _ => None,
+        }
+    }
+
+    /// The register variable an argument points to: `&x` with `x` in
+    /// registers, or a pointer parameter bound to one ([`Binding::PointsTo`]).
+    fn register_pointee(&mut self, n: Node<'t>) -> Option<Place> {
+        match self.cx.kind(n) {
+            "identifier" => match self.lookup(self.cx.text(n)) {
+                Some(Binding::PointsTo(p)) => Some(p.clone()),
+                _ => None,
+            },
+            "pointer_expression" if self.cx.text(n).trim_start().starts_with('&') => {
+                let arg = n.field(self.cx.fields.argument)?;
+                // Only a plain variable: `&a[i]` of a register array is not one place.
+                if !matches!(self.cx.kind(arg), "identifier" | "field_expression") {
+                    return None;
+                }
+                match self.place(arg)? {
+                    p @ Place::Vars { .. } => Some(p),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The variable `*p`, `p[0]` or `p->f` reaches when `p` is bound to one ([`Binding::PointsTo`]).
+    fn pointee_variable(&self, pointer: Node<'t>) -> Option<Place> {
+        match self.lookup(self.cx.text(pointer)) {
+            Some(Binding::PointsTo(p)) if self.cx.kind(pointer) == "identifier" => Some(p.clone()),
             _ => None,
         }
     }
@@ -1351,6 +1393,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub(crate) fn arguments(&mut self, args: &[Node<'t>], span: Span) -> Vec<(Option<Place>, RV)> {
         args.iter()
             .map(|&a| {
+                if let Some(variable) = self.register_pointee(a) {
+                    let rv = crate::stmt::register_address(variable.ty());
+                    return (Some(variable), rv);
+                }
                 let place = self.place(a);
                 let rv = match &place {
                     Some(p) => self.decayed(p, span).unwrap_or_else(|| self.read_place(p, span)),

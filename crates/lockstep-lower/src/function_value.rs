@@ -8,7 +8,7 @@
 
 use crate::expr::callee_name;
 use crate::srctype::SrcType;
-use crate::stmt::{Binding, FnLowerer, Place, RV};
+use crate::stmt::{Binding, FnLowerer, RV};
 use crate::template::{self, TemplateArg};
 use lockstep_ir::Type;
 use lockstep_source::Span;
@@ -62,12 +62,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
             n = n.named_child(0)?;
         }
         let holds_function = match self.cx.kind(n) {
-            "identifier" => matches!(self.lookup(self.cx.text(n)), Some(Binding::Place(p)) if place_type(p) == &SrcType::Function),
+            "identifier" => matches!(self.lookup(self.cx.text(n)), Some(Binding::Place(p)) if p.ty() == &SrcType::Function),
             "field_expression" => {
                 let obj = n.field(self.cx.fields.argument)?;
                 let field = n.field(self.cx.fields.field)?;
                 let Some(Binding::Place(p)) = (self.cx.kind(obj) == "identifier").then(|| self.lookup(self.cx.text(obj))).flatten() else { return None };
-                let SrcType::Struct(si) = place_type(p) else { return None };
+                let SrcType::Struct(si) = p.ty() else { return None };
                 matches!(self.cx.structs[*si].member(&self.cx.structs, self.cx.text(field)), Some((_, SrcType::Function)))
             }
             _ => false,
@@ -96,11 +96,5 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let def = self.choose_overload(&defs, &lowered);
         self.explicit_template_args = value.template_args;
         self.inline_call(def, &value.name, &lowered, call)
-    }
-}
-
-fn place_type(p: &Place) -> &SrcType {
-    match p {
-        Place::Vars { ty, .. } | Place::Mem { ty, .. } => ty,
     }
 }

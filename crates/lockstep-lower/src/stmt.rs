@@ -31,6 +31,15 @@ pub enum Place {
     Mem { space: MemSpace, root: Root, base: Value, offsets: Offsets, ty: SrcType },
 }
 
+impl Place {
+    /// The source type of what the place holds.
+    pub fn ty(&self) -> &SrcType {
+        match self {
+            Place::Vars { ty, .. } | Place::Mem { ty, .. } => ty,
+        }
+    }
+}
+
 /// The cell offsets of a memory place. Most places cover cells `0..n` of
 /// their type; those are kept as a count, so that naming a large array
 /// allocates nothing.
@@ -73,6 +82,10 @@ pub enum Binding {
     /// A lambda stored in a local (`auto f = [&](float x) {…};`): the index
     /// of its definition in [`FnLowerer::lambdas`]; a call inlines it.
     Lambda(usize),
+    /// A pointer parameter handed the address of a variable that lives in
+    /// registers (`get_scale_min(j, q, &d, &m)`): `*p`, `p[0]` and `p->f`
+    /// are that variable.
+    PointsTo(Place),
 }
 
 struct LoopTargets {
@@ -1255,6 +1268,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             };
             match (by_ref, place) {
                 (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
+                (false, Some(pl @ Place::Vars { .. })) if is_register_address(rv) => self.bind(pname, Binding::PointsTo(pl.clone())),
                 _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
                     if let SrcType::SyncObject(s, w) = rv.ty {
                         self.bind(pname, Binding::Sync(s, w))
@@ -1491,6 +1505,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
             None => self.konst(Type::Bool, Const::Bool(true), span),
         }
     }
+}
+
+/// The value an argument `&x` (or a pointer parameter bound to it) passes
+/// when `x` lives in registers: no address, only the variable, which the
+/// callee's [`Binding::PointsTo`] names.
+pub fn register_address(pointee: &SrcType) -> RV {
+    RV { vals: Vec::new(), ty: SrcType::Pointer(Box::new(pointee.clone()), MemSpace::Private) }
+}
+
+fn is_register_address(rv: &RV) -> bool {
+    rv.vals.is_empty() && matches!(rv.ty, SrcType::Pointer(_, MemSpace::Private))
 }
 
 /// `if (x)`: tree-sitter-cpp wraps conditions in `condition_clause`.
