@@ -475,17 +475,20 @@ fn opencl_images_are_read_and_written_by_texel() {
     assert_eq!(o.buffer("dst").unwrap().f32s(), vec![8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
 }
 
-const OUT_PARAMETERS_OPENCL: &str = r#"void split(uint v, uint* hi, uint* lo)
+const OUT_PARAMETERS_OPENCL: &str = r#"void split(uint v, uint* hi, uint* lo, uint2* both)
 {
     *hi = v >> 4;
     lo[0] = v & 15;
+    both->x = *hi;
+    both->y = lo[0];
 }
 
 __kernel void nibbles(__global const uint* in, __global uint* out)
 {
     uint h, l;
-    split(in[get_global_id(0)], &h, &l);
-    out[get_global_id(0)] = h * 100 + l;
+    uint2 b;
+    split(in[get_global_id(0)], &h, &l, &b);
+    out[get_global_id(0)] = h * 100 + l + 10000 * (b.x * 16 + b.y);
 }
 "#;
 
@@ -495,5 +498,6 @@ fn opencl_helpers_write_through_pointers_to_locals() {
     let launch = "[buffers.in]\ndata = [18, 52, 171, 255]\n[buffers.out]\nlen = 4\n";
     let (db, o) = compile_and_run("nibbles.cl", Lang::OpenCl, OUT_PARAMETERS_OPENCL, "nibbles", launch, config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
-    assert_eq!(o.buffer("out").unwrap().u32s(), vec![102, 304, 1011, 1515]);
+    let want: Vec<u32> = [18u32, 52, 171, 255].iter().map(|&v| (v >> 4) * 100 + (v & 15) + 10000 * v).collect();
+    assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }

@@ -673,7 +673,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         return Some(self.global_place(global, &ty, space, span));
                     }
                 }
-                let base = if arrow { self.deref(arg, span)? } else { self.place(arg)? };
+                let base = match (arrow, self.pointee_variable(arg)) {
+                    (true, Some(variable)) => variable,
+                    (true, None) => self.deref(arg, span)?,
+                    (false, _) => self.place(arg)?,
+                };
                 self.sub_place(base, fname, span)
             }
             "subscript_expression" => {
