@@ -1052,8 +1052,29 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => self.emit(Op::Undef, Type::U32, span),
             }
         });
-        let values = values.collect();
+        let values: Vec<Value> = values.collect();
+        // A length that is a name lockstep never saw (already noted) stays
+        // unknown: scaling by it would only make every index a product the
+        // race search must take apart.
+        if values.iter().any(|&v| self.depends_on_undef(v)) {
+            return;
+        }
         self.runtime_dims.insert(*root, values);
+    }
+
+    /// Whether `v` is computed from an undefined value (a few steps back).
+    fn depends_on_undef(&self, v: Value) -> bool {
+        let mut stack = vec![(v, 0u8)];
+        while let Some((x, depth)) = stack.pop() {
+            let op = &self.f.inst(x).op;
+            if matches!(op, Op::Undef) {
+                return true;
+            }
+            if depth < 8 {
+                op.for_each_operand(|o| stack.push((o, depth + 1)));
+            }
+        }
+        false
     }
 
     /// The value `T v(a, b);` constructs when the grammar read it as a function
