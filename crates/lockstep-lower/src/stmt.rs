@@ -1064,8 +1064,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Whether `v` is computed from an undefined value (a few steps back).
     fn depends_on_undef(&self, v: Value) -> bool {
+        let mut seen = FxHashSet::default();
         let mut stack = vec![(v, 0u8)];
         while let Some((x, depth)) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
             let op = &self.f.inst(x).op;
             if matches!(op, Op::Undef) {
                 return true;
