@@ -31,8 +31,8 @@ pub enum Relaxed {
 }
 
 /// `sum(c[i] * x[i]) + k <= 0` over the open variables; `N` columns, the
-/// fewest of 4, 8 or [`MAX_VARS`] that hold them (elimination copies and
-/// sorts rows by the hundred).
+/// fewest of 4, 8, 12, 16 or [`MAX_VARS`] that hold them (elimination
+/// copies rows by the hundred).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Row<const N: usize> {
     c: [i64; N],
@@ -82,7 +82,9 @@ pub fn refute(eqs: &[Lin], les: &[Lin], extra: Option<&Lin>, dom: &[(i128, i128)
     match cols.len() {
         0..=4 => refute_in::<4>(eqs, les, extra, dom, &cols),
         5..=8 => refute_in::<8>(eqs, les, extra, dom, &cols),
-        9..=MAX_VARS => refute_in::<MAX_VARS>(eqs, les, extra, dom, &cols),
+        9..=12 => refute_in::<12>(eqs, les, extra, dom, &cols),
+        13..=16 => refute_in::<16>(eqs, les, extra, dom, &cols),
+        17..=MAX_VARS => refute_in::<MAX_VARS>(eqs, les, extra, dom, &cols),
         _ => Relaxed::Open(None),
     }
 }
@@ -265,9 +267,17 @@ fn tidy<const N: usize>(mut rows: Vec<Row<N>>, n: usize) -> Option<Vec<Row<N>>> 
     }
     rows.retain(|r| !r.is_const(n));
     // Same coefficients next to each other, the largest (tightest) constant first.
-    rows.sort_unstable_by(|x, y| x.c[..n].cmp(&y.c[..n]).then(y.k.cmp(&x.k)));
-    rows.dedup_by(|later, first| later.c[..n] == first.c[..n]);
-    Some(rows)
+    let tighter_first = |x: &Row<N>, y: &Row<N>| x.c[..n].cmp(&y.c[..n]).then(y.k.cmp(&x.k));
+    if N <= 8 {
+        rows.sort_unstable_by(tighter_first);
+        rows.dedup_by(|later, first| later.c[..n] == first.c[..n]);
+        return Some(rows);
+    }
+    // Wide rows: the order is found on indices, so each row moves once.
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| tighter_first(&rows[a as usize], &rows[b as usize]));
+    order.dedup_by(|later, first| rows[*later as usize].c[..n] == rows[*first as usize].c[..n]);
+    Some(order.into_iter().map(|i| rows[i as usize].clone()).collect())
 }
 
 /// The live column to eliminate next: one with only unit coefficients if
