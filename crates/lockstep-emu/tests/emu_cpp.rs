@@ -135,13 +135,16 @@ __device__ combine_t combine_by(qtype t) {
 template <typename T>
 __device__ int kind_of() { return std::is_same_v<T, int> ? 1 : std::is_same<T, float>::value ? 2 : 0; }
 
+template <typename T> struct lanes { static constexpr int value = 1; };
+template <> struct lanes<float4> { static constexpr int value = 4; };
+
 template <int N, qtype t>
 __global__ void constants(int* out)
 {
     constexpr combine_t first = combine_for<t>();
     const combine_t second = combine_by(Q4);
     const int i = threadIdx.x;
-    out[i] = first(i, pow2<N>::value) + second(traits<t>::qk, warps(TURING, 3)) + 1000 * kind_of<float>();
+    out[i] = first(i, pow2<N>::value) + second(traits<t>::qk, warps(TURING, 3)) + 1000 * kind_of<float>() + 100000 * lanes<float4>::value + 1000000 * lanes<int>::value;
 }
 template __global__ void constants<5, Q8>(int*);
 template __global__ void constants<5, Q4>(int*);
@@ -152,7 +155,7 @@ fn class_constants_enum_parameters_and_function_values_compute_as_cpp() {
     for (entry, first) in [("constants<5, Q8>", (|i: i32| i * 8) as fn(i32) -> i32), ("constants<5, Q4>", |i: i32| i + 8)] {
         let qk = if entry.contains("Q8") { 64 } else { 32 };
         let out = run_kernel(Lang::Cuda, CLASS_CONSTANTS_AND_FUNCTION_VALUES_CUDA, entry, "[buffers.out]\nlen = 4\n", [1, 1, 1], Some([4, 1, 1]));
-        let want: Vec<i32> = (0..4).map(|i| first(i) + qk + 6 + 2000).collect();
+        let want: Vec<i32> = (0..4).map(|i| first(i) + qk + 6 + 2000 + 400000 + 1000000).collect();
         assert_eq!(out.buffer("out").unwrap().i32s(), want, "{entry}");
     }
 }

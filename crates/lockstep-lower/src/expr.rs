@@ -242,7 +242,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.int(Type::I32, v, span);
                     return self.scalar(v);
                 }
-                if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.classes.contains_key(self.cx.class_name(s))) {
+                if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.classes.contains_key(self.cx.class_name(s)) || self.cx.class_name(s) == "is_same") {
                     return match self.cx.const_int(n) {
                         Some(v) => {
                             let v = self.int(Type::I32, v, span);
@@ -1514,6 +1514,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let template_type = match self.cx.template_args.get(name) {
             Some(TemplateArg::Type(t)) => Some(t.clone()),
+            Some(TemplateArg::OpaqueType) => Some(crate::template::GENERIC_TYPE),
             _ => None,
         };
         if let Some(t) = template_type.or_else(|| parse_numeric(name)).or_else(|| name.strip_prefix("make_").and_then(parse_numeric)) {

@@ -77,6 +77,13 @@ pub struct Ctx<'t> {
     pub function_values: Vec<crate::function_value::FunctionValue>,
 }
 
+/// A class template's argument, as specializations are chosen by it.
+#[derive(Clone, Debug, PartialEq)]
+enum ClassArgument {
+    Value(i64),
+    Type(SrcType),
+}
+
 /// Launches by kernel name.
 pub type LaunchTable = FxHashMap<String, Vec<lockstep_ir::Launch>>;
 
@@ -252,8 +259,23 @@ impl<'t> Ctx<'t> {
     fn same_types(&self, n: Node) -> Option<i64> {
         let list = n.field(self.fields.arguments)?;
         let [a, b] = template::argument_nodes(self, list)[..] else { return None };
-        let (a, b) = (self.type_named(self.text(a).trim())?, self.type_named(self.text(b).trim())?);
-        Some((a == b) as i64)
+        let (a, b) = (self.text(a).trim(), self.text(b).trim());
+        if [a, b].iter().any(|t| self.template_args.get(*t) == Some(&TemplateArg::OpaqueType)) {
+            return None;
+        }
+        Some((self.type_named(a)? == self.type_named(b)?) as i64)
+    }
+
+    /// A class template's argument as a value, or as the type it names.
+    fn class_argument(&self, a: Node, value: Option<i64>) -> Option<ClassArgument> {
+        if let Some(v) = value {
+            return Some(ClassArgument::Value(v));
+        }
+        let text = self.text(a).trim();
+        if self.template_args.get(text) == Some(&TemplateArg::OpaqueType) {
+            return None;
+        }
+        self.type_named(text).map(ClassArgument::Type)
     }
 
     /// A static constant member of a class (`pow2<N>::value`): read in the
@@ -266,12 +288,37 @@ impl<'t> Ctx<'t> {
             _ => Vec::new(),
         };
         let values: Vec<Option<i64>> = written.iter().map(|&a| self.const_int_depth(a, depth + 1, class_args)).collect();
-        // A specialization whose arguments are those values, else the primary definition.
-        let specialization = defs.iter().copied().find(|d| {
-            let Some(list) = d.field(self.fields.name).filter(|x| self.kind(*x) == "template_type").and_then(|x| x.field(self.fields.arguments)) else { return false };
+        // Each argument as a value or a type (None: lockstep cannot tell).
+        let keys: Vec<Option<ClassArgument>> = written.iter().zip(&values).map(|(&a, v)| self.class_argument(a, *v)).collect();
+        // A specialization whose arguments are those, else the primary
+        // definition; where a specialization may be the one (an argument
+        // lockstep cannot tell, or a partial specialization's parameter),
+        // which definition holds is unknown.
+        let mut specialization = None;
+        for d in defs.iter().copied() {
+            let Some(list) = d.field(self.fields.name).filter(|x| self.kind(*x) == "template_type").and_then(|x| x.field(self.fields.arguments)) else { continue };
             let own = template::argument_nodes(self, list);
-            own.len() == values.len() && own.iter().zip(&values).all(|(&a, v)| v.is_some() && self.const_int_depth(a, depth + 1, Some(&Bindings::default())) == *v)
-        });
+            let own_params: Vec<String> = template::template_parameters(self, d).map(|p| template::parameter_names(self, p).into_iter().map(|(n, _)| n).collect()).unwrap_or_default();
+            if own.len() != keys.len() {
+                continue;
+            }
+            let mut exact = true;
+            for (&a, key) in own.iter().zip(&keys) {
+                let theirs = if own_params.iter().any(|p| p == self.text(a).trim()) { None } else { self.class_argument(a, self.const_int_depth(a, depth + 1, Some(&Bindings::default()))) };
+                match (key, theirs) {
+                    (Some(k), Some(t)) if *k != t => {
+                        exact = false;
+                        break;
+                    }
+                    (Some(_), Some(_)) => {}
+                    _ => return None,
+                }
+            }
+            if exact {
+                specialization = Some(d);
+                break;
+            }
+        }
         let primary = || defs.iter().copied().find(|d| d.field(self.fields.name).is_some_and(|x| self.kind(x) != "template_type"));
         let def = specialization.or_else(primary)?;
         let mut bindings = Bindings::default();
@@ -304,8 +351,10 @@ impl<'t> Ctx<'t> {
     /// The type a name stands for: a bound template parameter, a
     /// synchronization object, a numeric type, a typedef, a struct, a resource.
     pub fn type_named(&self, text: &str) -> Option<SrcType> {
-        if let Some(TemplateArg::Type(t)) = self.template_args.get(text) {
-            return Some(t.clone());
+        match self.template_args.get(text) {
+            Some(TemplateArg::Type(t)) => return Some(t.clone()),
+            Some(TemplateArg::OpaqueType) => return Some(template::GENERIC_TYPE),
+            _ => {}
         }
         if let Some(scope) = self.d.sync_object_type(text) {
             return Some(SrcType::SyncObject(scope, None));

@@ -17,6 +17,10 @@ use rustc_hash::FxHashMap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum TemplateArg {
     Type(SrcType),
+    /// A type parameter with no argument lockstep can read: its values are
+    /// opaque scalars ([`GENERIC_TYPE`]), and no question about which type
+    /// it is (`std::is_same`) has an answer.
+    OpaqueType,
     Int(i64),
     /// A value argument that is not a constant expression.
     Unknown,
@@ -82,7 +86,7 @@ pub fn argument_nodes<'t>(ctx: &Ctx<'t>, list: Node<'t>) -> Vec<Node<'t>> {
 /// One argument, read under the bindings in force where it is written.
 pub fn argument<'t>(ctx: &mut Ctx<'t>, is_type: bool, arg: Node<'t>) -> TemplateArg {
     if is_type {
-        return TemplateArg::Type(type_argument(ctx, arg).unwrap_or(GENERIC_TYPE));
+        return type_argument(ctx, arg).map_or(TemplateArg::OpaqueType, TemplateArg::Type);
     }
     match ctx.const_int(arg) {
         Some(v) => TemplateArg::Int(v),
@@ -115,7 +119,7 @@ pub fn bind<'t>(ctx: &mut Ctx<'t>, params: Node<'t>, explicit: &[TemplateArg], d
             None => match (deduced.get(&name), default) {
                 (Some(arg), _) => arg.clone(),
                 (None, Some(d)) => argument(ctx, is_type, d),
-                (None, None) if is_type => TemplateArg::Type(GENERIC_TYPE),
+                (None, None) if is_type => TemplateArg::OpaqueType,
                 (None, None) => TemplateArg::Unknown,
             },
         };
@@ -173,7 +177,7 @@ pub fn argument_text(ctx: &Ctx, is_type: bool, written: &str) -> TemplateArg {
         return match ctx.type_named(name) {
             Some(t) if pointer => TemplateArg::Type(SrcType::Pointer(Box::new(t), MemSpace::Unknown)),
             Some(t) => TemplateArg::Type(t),
-            None => TemplateArg::Type(GENERIC_TYPE),
+            None => TemplateArg::OpaqueType,
         };
     }
     match written {
