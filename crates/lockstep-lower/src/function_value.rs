@@ -8,9 +8,11 @@
 
 use crate::expr::callee_name;
 use crate::srctype::SrcType;
-use crate::stmt::{Binding, FnLowerer, RV};
+use crate::ssa::Var;
+use crate::stmt::{Binding, FnLowerer, Place, RV};
 use crate::template::{self, TemplateArg};
-use lockstep_ir::Type;
+use lockstep_ir::{BlockId, Op, Terminator, Type};
+use rustc_hash::FxHashSet;
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
 
@@ -62,7 +64,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             n = n.named_child(0)?;
         }
         let holds_function = match self.cx.kind(n) {
-            "identifier" => matches!(self.lookup(self.cx.text(n)), Some(Binding::Place(p)) if p.ty() == &SrcType::Function),
+            "identifier" => match self.lookup(self.cx.text(n)) {
+                Some(Binding::Place(Place::Vars { vars, ty: SrcType::Function })) => {
+                    if let Some(&v) = self.constant_functions.get(&vars[0]) {
+                        return Some(RV { vals: vec![v], ty: SrcType::Function });
+                    }
+                    true
+                }
+                Some(Binding::Place(p)) => p.ty() == &SrcType::Function,
+                _ => false,
+            },
             "field_expression" => {
                 let obj = n.field(self.cx.fields.argument)?;
                 let field = n.field(self.cx.fields.field)?;
@@ -87,14 +98,82 @@ impl<'c, 't> FnLowerer<'c, 't> {
             (!defs.is_empty()).then_some((value, defs))
         });
         let Some((value, defs)) = target else {
+            if let Some(rv) = self.dispatch(&callee, args, call, span) {
+                return rv;
+            }
             let lowered: Vec<_> = args.iter().flat_map(|&a| self.expr(a).vals).collect();
             let what = format!("the call through `{}`, a function pointer whose target lockstep cannot tell,", self.cx.text(call.field(self.cx.fields.function).unwrap_or(call)));
             let v = self.unmodelled(call, what, lowered, span);
             return self.scalar(v);
         };
         let lowered = self.arguments(args, span);
-        let def = self.choose_overload(&defs, &lowered);
+        self.inline_function_value(value, &defs, &lowered, call)
+    }
+
+    fn inline_function_value(&mut self, value: FunctionValue, defs: &[Node<'t>], args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
+        let def = self.choose_overload(defs, args);
         self.explicit_template_args = value.template_args;
-        self.inline_call(def, &value.name, &lowered, call)
+        self.inline_call(def, &value.name, args, call)
+    }
+
+    /// A call through a pointer that is one of a few functions (chosen by a
+    /// template argument lockstep does not know): a switch on the pointer,
+    /// each case the call of one of them. None where the pointer can be
+    /// anything else, or more than [`MAX_DISPATCH`] functions.
+    fn dispatch(&mut self, callee: &RV, args: &[Node<'t>], call: Node<'t>, span: Span) -> Option<RV> {
+        let &v = callee.vals.first()?;
+        let mut candidates: Vec<(u64, FunctionValue, Vec<Node<'t>>)> = Vec::new();
+        let mut seen = FxHashSet::default();
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match &self.f.inst(x).op {
+                // A phi still open may gain other values.
+                Op::Phi(_) if self.ssa.is_open_phi(x) => return None,
+                Op::Phi(incoming) => stack.extend(incoming.iter().map(|&(_, y)| y)),
+                _ => {
+                    let id = u64::try_from(self.f.as_int(x)?).ok()?;
+                    if candidates.iter().any(|(i, ..)| *i == id) {
+                        continue;
+                    }
+                    let value = self.cx.function_values.get(usize::try_from(id).ok()?)?.clone();
+                    let defs = self.cx.funcs.get(&value.name).filter(|d| !d.is_empty())?.clone();
+                    candidates.push((id, value, defs));
+                    if candidates.len() > MAX_DISPATCH {
+                        return None;
+                    }
+                }
+            }
+        }
+        let lowered = self.arguments(args, span);
+        let exit = self.new_block(span);
+        let blocks: Vec<BlockId> = candidates.iter().map(|_| self.new_block(span)).collect();
+        let cases = candidates.iter().map(|(id, ..)| *id).zip(blocks.iter().copied()).collect();
+        self.terminate(Terminator::Switch { value: v, cases, default: exit }, span, None);
+        let mut result: Option<(Vec<Var>, SrcType)> = None;
+        for ((_, value, defs), b) in candidates.into_iter().zip(blocks) {
+            self.seal(b);
+            self.enter(b);
+            let rv = self.inline_function_value(value, &defs, &lowered, call);
+            if rv.ty != SrcType::Void {
+                let (vars, ty) = result.get_or_insert_with(|| (self.new_vars(&rv.ty, "result"), rv.ty.clone())).clone();
+                self.assign(&Place::Vars { vars, ty }, &rv, span, None);
+            }
+            self.jump(exit, span);
+        }
+        self.seal(exit);
+        self.enter(exit);
+        Some(match result {
+            Some((vars, ty)) => {
+                let vals = vars.iter().map(|&x| self.ssa.read(&mut self.f, x, exit, span)).collect();
+                RV { vals, ty }
+            }
+            None => RV { vals: Vec::new(), ty: SrcType::Void },
+        })
     }
 }
+
+/// The most functions a call through a pointer is dispatched over.
+const MAX_DISPATCH: usize = 4;

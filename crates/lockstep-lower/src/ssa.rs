@@ -170,6 +170,11 @@ impl Ssa {
         }
     }
 
+    /// Whether `phi` waits for its block's predecessors (its operands are not all known yet).
+    pub fn is_open_phi(&self, phi: Value) -> bool {
+        self.incomplete.values().any(|list| list.iter().any(|&(_, p)| p == phi))
+    }
+
     /// Seals a function's entry block, which no edge reaches but runs.
     pub fn seal_entry(&mut self, block: BlockId) {
         self.sealed[block.index()] = true;

@@ -124,6 +124,8 @@ pub struct FnLowerer<'c, 't> {
     /// as a value, outermost first, so that subscripts scale by the real
     /// extents rather than by a length lockstep does not know.
     pub runtime_dims: FxHashMap<Root, Vec<Value>>,
+    /// `const`/`constexpr` pointers to functions: the value each was declared with.
+    pub constant_functions: FxHashMap<Var, Value>,
     /// Per scope, the type aliases it declares (`using tile_ab = tile<16, 8>;`)
     /// with the meaning each name had before, restored when it closes.
     type_aliases: Vec<Vec<(String, Option<SrcType>)>>,
@@ -189,6 +191,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             scope_ints: vec![FxHashMap::default()],
             type_aliases: vec![Vec::new()],
             runtime_dims: FxHashMap::default(),
+            constant_functions: FxHashMap::default(),
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
@@ -284,7 +287,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Ends the current block; further code goes to a fresh unreachable block.
     /// Code after `return`/`break` adds no edges, so it cannot feed phis.
-    fn terminate(&mut self, term: Terminator, span: Span, exit: Option<ExitKind>) {
+    pub(crate) fn terminate(&mut self, term: Terminator, span: Span, exit: Option<ExitKind>) {
         self.cur = self.ssa.terminate(&mut self.f, self.cur, term, span, exit);
     }
 
@@ -1011,6 +1014,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             };
             if let Some(rv) = rv {
                 self.assign(&place, &rv, span, Some(&name));
+                // A constant pointer to a function keeps the value it was
+                // declared with (read in a loop, it would be a phi still open).
+                if let (true, Place::Vars { vars, ty: SrcType::Function }, Some(&v)) = (is_const, &place, rv.vals.first()) {
+                    self.constant_functions.insert(vars[0], v);
+                }
             } else if let Place::Vars { vars, .. } = &place {
                 // Declared without a value: an explicit undef keeps reads well defined.
                 for v in vars.clone() {
