@@ -315,10 +315,12 @@ impl SpaceFlow {
         Flags { read_above, write_above, read_below, write_below }
     }
 
-    /// A pair of an access above and one below that forms RAW, WAR or WAW: the loads, stores or
-    /// atomics when the pair is made of them (precise mode), None for a call or a category.
-    pub fn hazard(&self, f: &Function, v: Value, oracle: &dyn HazardOracle) -> Option<(Option<Value>, Option<Value>)> {
-        if !self.flags(v).hazard() {
+    /// A pair of an access above and one below that forms RAW, WAR or WAW
+    /// (only WAR with `reads_then_writes`): the loads, stores or atomics when
+    /// the pair is made of them (precise mode), None for a call or a category.
+    pub fn hazard(&self, f: &Function, v: Value, oracle: &dyn HazardOracle, reads_then_writes: bool) -> Option<(Option<Value>, Option<Value>)> {
+        let flags = self.flags(v);
+        if !(if reads_then_writes { flags.read_above && flags.write_below } else { flags.hazard() }) {
             return None;
         }
         if !self.precise {
@@ -329,7 +331,7 @@ impl SpaceFlow {
             let a = self.table[x as usize];
             below.iter().find_map(|&y| {
                 let b = self.table[y as usize];
-                let kinds = (a.write && (b.read || b.write)) || (a.read && b.write);
+                let kinds = if reads_then_writes { a.read && b.write } else { (a.write && (b.read || b.write)) || (a.read && b.write) };
                 let conflict = kinds
                     && a.alloc.overlaps(b.alloc)
                     && match (a.mem, b.mem) {

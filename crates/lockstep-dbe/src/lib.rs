@@ -272,26 +272,42 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn flows(&self, prep: &Prep, transparent: &dyn Fn(Value) -> bool) -> Vec<SpaceFlow> {
+    /// Per space, the flow whose sync points are the barriers that fence it
+    /// (index [`Space::index`]); then, per space some group barrier does not
+    /// fence, the flow whose sync points are all group barriers (index
+    /// `SPACES.len() + space.index()`, None where every barrier fences it).
+    ///
+    /// A barrier that holds the group orders a read before it against another
+    /// thread's write after it in any memory, fenced or not: the read is done
+    /// before the write starts (an execution dependency is all a
+    /// write-after-read needs). Removing it there would let the write pass
+    /// the read, so the second flows keep a barrier that separates such a
+    /// pair. (A write on either side of a barrier that does not fence its
+    /// memory is unordered with or without it.)
+    fn flows(&self, prep: &Prep, transparent: &dyn Fn(Value) -> bool) -> Vec<Option<SpaceFlow>> {
         let f = prep.f;
-        SPACES
-            .iter()
-            .map(|&space| {
-                let is_sync = |v: Value| match &f.inst(v).op {
-                    Op::Barrier(bar, _) => bar.syncs_group() && bar.spaces.contains(space.mem_space()) && !transparent(v),
-                    _ => false,
-                };
-                SpaceFlow::build(prep, space, self.options.mode == Mode::Precise, self.options.inter_block, &is_sync)
-            })
-            .collect()
+        let precise = self.options.mode == Mode::Precise;
+        let group_barrier = |v: Value| match &f.inst(v).op {
+            Op::Barrier(bar, _) if bar.syncs_group() && !transparent(v) => Some(*bar),
+            _ => None,
+        };
+        let fenced = SPACES.iter().map(|&space| {
+            let is_sync = |v: Value| group_barrier(v).is_some_and(|bar| bar.spaces.contains(space.mem_space()));
+            Some(SpaceFlow::build(prep, space, precise, self.options.inter_block, &is_sync))
+        });
+        let held = SPACES.iter().map(|&space| {
+            let unfenced = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| group_barrier(v).is_some_and(|bar| !bar.spaces.contains(space.mem_space())));
+            unfenced.then(|| SpaceFlow::build(prep, space, precise, self.options.inter_block, &|v| group_barrier(v).is_some()))
+        });
+        fenced.chain(held).collect()
     }
 
-    fn is_dead(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> bool {
+    fn is_dead(&self, prep: &Prep, flows: &[Option<SpaceFlow>], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> bool {
         self.needed_for(prep, flows, v, bar, oracle).is_none()
     }
 
     /// Why the barrier is needed (None: it is dead); `Some(None)` in local mode, which has no pairs.
-    fn needed_for(&self, prep: &Prep, flows: &[SpaceFlow], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> Option<Option<Hazard>> {
+    fn needed_for(&self, prep: &Prep, flows: &[Option<SpaceFlow>], v: Value, bar: &Barrier, oracle: &dyn HazardOracle) -> Option<Option<Hazard>> {
         // A barrier that fences no memory (Metal `mem_flags::mem_none`) still
         // holds every thread until all arrive: a read before it completes
         // before another thread's write after it. Kernels rely on that ("this
@@ -299,11 +315,14 @@ impl<'m> Engine<'m> {
         if orders(bar).next().is_none() {
             return Some(None);
         }
-        orders(bar).find_map(|space| {
-            let flow = &flows[space.index()];
+        let fenced = orders(bar).map(|space| (space, space.index(), false));
+        // The spaces it holds the threads for without fencing them: reads then writes.
+        let held = SPACES.into_iter().filter(|s| !bar.spaces.contains(s.mem_space())).map(|space| (space, SPACES.len() + space.index(), true));
+        fenced.chain(held).find_map(|(space, index, reads_then_writes)| {
+            let flow = flows[index].as_ref()?;
             match self.options.mode {
                 Mode::Local => (!flow.locally_redundant(prep, v)).then_some(None),
-                Mode::Categories | Mode::Precise => flow.hazard(prep.f, v, oracle).map(|(before, after)| {
+                Mode::Categories | Mode::Precise => flow.hazard(prep.f, v, oracle, reads_then_writes).map(|(before, after)| {
                     let span = |a: Option<Value>| a.map(|a| prep.f.inst(a).span);
                     Some(Hazard { space, before: span(before), after: span(after) })
                 }),
@@ -311,11 +330,11 @@ impl<'m> Engine<'m> {
         })
     }
 
-    fn flags(flows: &[SpaceFlow], v: Value) -> BarrierFlags {
+    fn flags(flows: &[Option<SpaceFlow>], v: Value) -> BarrierFlags {
         let mut out = BarrierFlags::default();
         for s in SPACES {
-            if flows[s.index()].has(v) {
-                *out.space_mut(s) = flows[s.index()].flags(v);
+            if let Some(flow) = flows[s.index()].as_ref().filter(|flow| flow.has(v)) {
+                *out.space_mut(s) = flow.flags(v);
             }
         }
         out
@@ -327,7 +346,7 @@ impl<'m> Engine<'m> {
         leave_alone: &HashSet<Value>,
         removed: &HashMap<Value, BarrierFlags>,
         hazards: &HashMap<Value, Hazard>,
-        flows: &[SpaceFlow],
+        flows: &[Option<SpaceFlow>],
     ) -> FunctionResult {
         let barriers = barriers
             .iter()
@@ -389,7 +408,7 @@ impl<'m> Engine<'m> {
             match self.needed_for(&prep, &flows, v, &bar, oracle) {
                 None => {
                     removed.insert(v, Self::flags(&flows, v));
-                    for flow in &mut flows {
+                    for flow in flows.iter_mut().flatten() {
                         flow.remove(&prep, v);
                     }
                 }
