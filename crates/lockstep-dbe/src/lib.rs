@@ -297,7 +297,9 @@ impl<'m> Engine<'m> {
         });
         let held = SPACES.iter().map(|&space| {
             let unfenced = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| group_barrier(v).is_some_and(|bar| !bar.spaces.contains(space.mem_space())));
-            unfenced.then(|| SpaceFlow::build(prep, space, precise, self.options.inter_block, &|v| group_barrier(v).is_some()))
+            let effects = || prep.effects.iter().flatten().filter(|e| e.space == space);
+            let reads_and_writes = effects().any(|e| e.read) && effects().any(|e| e.write);
+            (unfenced && reads_and_writes).then(|| SpaceFlow::build(prep, space, precise, self.options.inter_block, &|v| group_barrier(v).is_some()))
         });
         fenced.chain(held).collect()
     }
