@@ -32,6 +32,9 @@ impl Space {
 pub enum Alloc {
     /// A distinct allocation: a `groupshared`/`__shared__` array or a `__device__` variable.
     Exact(GlobalId),
+    /// What a parameter the source promises apart points to (`noalias`,
+    /// `__restrict__`): it meets no other such parameter's memory.
+    Apart(u32),
     /// Anything in the space: dynamic shared memory, buffers, pointers of unknown target.
     Any,
 }
@@ -40,6 +43,7 @@ impl Alloc {
     pub fn overlaps(self, other: Alloc) -> bool {
         match (self, other) {
             (Alloc::Exact(a), Alloc::Exact(b)) => a == b,
+            (Alloc::Apart(a), Alloc::Apart(b)) => a == b,
             _ => true,
         }
     }
@@ -64,8 +68,8 @@ pub fn top_effects() -> Vec<Effect> {
 enum Target {
     Global(GlobalId),
     Local,
-    /// What a parameter of the function points to.
-    Param,
+    /// What a parameter of the function points to (its index).
+    Param(u32),
     Other,
     /// Already visited on this trace (a phi cycle): adds nothing to the join.
     Neutral,
@@ -86,7 +90,7 @@ fn trace_root(f: &Function, root: &Root, seen: &mut Vec<Value>) -> Target {
     match root {
         Root::Global(g) => Target::Global(*g),
         Root::Local(_) => Target::Local,
-        Root::Param(_) => Target::Param,
+        Root::Param(i) => Target::Param(*i),
         Root::Ptr(v) => trace(f, *v, seen),
     }
 }
@@ -107,7 +111,7 @@ fn trace(f: &Function, v: Value, seen: &mut Vec<Value>) -> Target {
             join(ta, trace(f, *b, seen))
         }
         Op::Phi(incoming) => incoming.iter().fold(Target::Neutral, |acc, &(_, x)| join(acc, trace(f, x, seen))),
-        Op::Param(_) => Target::Param,
+        Op::Param(i) => Target::Param(*i),
         _ => Target::Other,
     }
 }
@@ -128,11 +132,12 @@ pub fn classify_ref(module: &Module, f: &Function, m: &MemRef) -> (Vec<Space>, A
         (Target::Local, _) => MemSpace::Private,
         // A kernel's pointer parameters point to device memory; those of a
         // function analysed without its caller may point anywhere.
-        (Target::Param, _) if m.space == MemSpace::Unknown && f.entry.as_ref().is_some_and(|e| !e.caller_unknown) => MemSpace::Device,
+        (Target::Param(_), _) if m.space == MemSpace::Unknown && f.entry.as_ref().is_some_and(|e| !e.caller_unknown) => MemSpace::Device,
         _ => m.space,
     };
     let alloc = match (target, global) {
         (Target::Global(id), Some(g)) if matches!(g.kind, GlobalKind::GroupShared | GlobalKind::DeviceVar) => Alloc::Exact(id),
+        (Target::Param(i), _) if f.params.get(i as usize).is_some_and(|p| p.noalias) => Alloc::Apart(i),
         _ => Alloc::Any,
     };
     let spaces = match space {

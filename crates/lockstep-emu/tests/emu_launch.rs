@@ -111,9 +111,9 @@ fn kernel_arguments_bind_by_name_with_pointer_element_types_from_their_uses() {
     let mut k = Kb::new("scale", [8, 1, 1]);
     let sp = Span::new(FILE, 0, 0);
     k.f.params = vec![
-        Param { name: "data".into(), ty: Type::Ptr(MemSpace::Device), span: sp },
-        Param { name: "n".into(), ty: Type::U32, span: sp },
-        Param { name: "k".into(), ty: Type::F32, span: sp },
+        Param { name: "data".into(), ty: Type::Ptr(MemSpace::Device), span: sp, noalias: false },
+        Param { name: "n".into(), ty: Type::U32, span: sp, noalias: false },
+        Param { name: "k".into(), ty: Type::F32, span: sp, noalias: false },
     ];
     let line = k.line("if (i < n) data[i] *= k;");
     let p = k.push(Op::Param(0), Type::Ptr(MemSpace::Device));

@@ -189,7 +189,7 @@ mod tests {
     fn helper() -> Function {
         let mut h = Function::new("helper", sp());
         h.ret = Type::U32;
-        h.params.push(Param { name: "x".into(), ty: Type::Bool, span: sp() });
+        h.params.push(Param { name: "x".into(), ty: Type::Bool, span: sp(), noalias: false });
         let b0 = h.add_block(sp());
         let b1 = h.add_block(sp());
         let b2 = h.add_block(sp());

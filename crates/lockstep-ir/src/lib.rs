@@ -146,6 +146,10 @@ pub struct Param {
     pub name: String,
     pub ty: Type,
     pub span: Span,
+    /// The source promises that no other pointer reaches what this one
+    /// points to (`__restrict__`, `restrict`, LLVM `noalias`): two buffers
+    /// may be one only where neither is promised apart.
+    pub noalias: bool,
 }
 
 /// Facts about a kernel entry point.

@@ -508,6 +508,7 @@ impl<'c> FnParser<'c> {
                 continue;
             }
             let ty = c.ty()?;
+            let mut noalias = false;
             let name = loop {
                 match c.peek() {
                     Some(Tok::Local(n)) => {
@@ -518,12 +519,16 @@ impl<'c> FnParser<'c> {
                         self.unnamed += 1;
                         break (self.unnamed - 1).to_string();
                     }
+                    Some(Tok::Ident(a)) if a == "noalias" => {
+                        noalias = true;
+                        c.pos += 1;
+                    }
                     _ => skip_attr(&mut c)?,
                 }
             };
             let irty = self.lt(&ty);
             let v = self.emit(Op::Param(index), irty);
-            self.f.params.push(Param { name: name.clone(), ty: irty, span: self.span });
+            self.f.params.push(Param { name: name.clone(), ty: irty, span: self.span, noalias });
             self.values.insert(name, v);
             index += 1;
         }

@@ -460,3 +460,8 @@ fn real_clang_output_for_spir() {
     let Some(text) = clang_ir("kernels.cl", OPENCL_KERNEL, &args) else { return };
     assert_eq!(removed_locations(&text), vec!["kernels.cl:8", "kernels.cl:9"]);
 }
+
+#[test]
+fn noalias_parameters_are_promised_apart_in_precise_mode() {
+    assert_eq!(removed_lines("noalias.ll", &config(Mode::Precise)).0, vec![10]);
+}

@@ -457,6 +457,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Some(sem) => self.semantic_values(sem, &ty, span),
                 None => self.argument_values(&name, &ty, span),
             };
+            // `float* __restrict__ out`: the source promises it aliases no other buffer.
+            if is_restrict(self.cx, p) {
+                for v in &vals {
+                    if let Op::Param(idx) = self.f.inst(*v).op {
+                        self.f.params[idx as usize].noalias = true;
+                    }
+                }
+            }
             if let (None, [v]) = (semantic, vals.as_slice()) {
                 if let Op::Param(idx) = self.f.inst(*v).op {
                     single[i] = Some(idx);
@@ -479,7 +487,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             .iter()
             .map(|&t| {
                 let idx = self.f.params.len() as u32;
-                self.f.params.push(Param { name: name.to_string(), ty: t, span });
+                self.f.params.push(Param { name: name.to_string(), ty: t, span, noalias: false });
                 self.emit(Op::Param(idx), t, span)
             })
             .collect()
@@ -1538,6 +1546,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             None => self.konst(Type::Bool, Const::Bool(true), span),
         }
     }
+}
+
+/// Whether a parameter's declaration says `restrict` (`__restrict__`, `__restrict`).
+fn is_restrict(cx: &Ctx, p: Node) -> bool {
+    cx.text(p).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| matches!(w, "restrict" | "__restrict__" | "__restrict"))
 }
 
 /// The value an argument `&x` (or a pointer parameter bound to it) passes

@@ -511,7 +511,7 @@ impl<'m> KernelLowerer<'m> {
             Some(&i) => i,
             None => {
                 let i = self.f.params.len() as u32;
-                self.f.params.push(Param { name: name.clone(), ty: Type::U32, span });
+                self.f.params.push(Param { name: name.clone(), ty: Type::U32, span, noalias: false });
                 self.uniform_params.insert(name, i);
                 i
             }

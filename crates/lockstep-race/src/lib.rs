@@ -983,7 +983,8 @@ impl<'a> ConflictOracle<'a> {
     fn may_alias(&self, root: &lockstep_ir::Root) -> bool {
         use lockstep_ir::{GlobalKind, Root};
         match root {
-            Root::Param(_) | Root::Ptr(_) => true,
+            Root::Param(i) => self.k.f.params.get(*i as usize).is_none_or(|p| !p.noalias),
+            Root::Ptr(_) => true,
             Root::Global(g) => self.module.globals.get(g.index()).is_none_or(|g| matches!(g.kind, GlobalKind::Uav | GlobalKind::DynamicShared)),
             Root::Local(_) => false,
         }
