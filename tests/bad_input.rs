@@ -146,3 +146,19 @@ fn large_file_is_checked_completely() {
     let found = diags.iter().filter(|(r, _)| r == "barrier-in-divergent-cf").count();
     assert_eq!(found, n, "one divergent barrier per kernel");
 }
+
+#[test]
+fn recursive_class_constants_and_missing_members_terminate_with_a_note() {
+    // Each instantiation is read once (fib<40> would be 2^40 reads), one
+    // recursing forever stops, and a member no definition declares says so.
+    let src = b"template <int n> struct fib { static constexpr int value = fib<n - 1>::value + fib<n - 2>::value; };\n\
+template <> struct fib<1> { static constexpr int value = 1; };\n\
+template <> struct fib<0> { static constexpr int value = 0; };\n\
+template <int n> struct runaway { static constexpr int value = runaway<n + 1>::value + runaway<n + 2>::value; };\n\
+__global__ void k(int* out)\n\
+{\n\
+    out[threadIdx.x] = fib<40>::value + runaway<0>::value + fib<3>::missing;\n\
+}\n";
+    let diags = check_bytes("class_constants.cu", src);
+    assert!(has(&diags, "unsupported", 7), "{diags:?}");
+}

@@ -103,6 +103,9 @@ fn template_instantiations_run_with_their_arguments() {
 const CLASS_CONSTANTS_AND_FUNCTION_VALUES_CUDA: &str = r#"
 template <int n> struct pow2 { static constexpr int value = 2*pow2<(n + 1)/2>::value; };
 template <>      struct pow2<1> { static constexpr int value = 1; };
+template <int n> struct fib { static constexpr int value = fib<n - 1>::value + fib<n - 2>::value; };
+template <>      struct fib<1> { static constexpr int value = 1; };
+template <>      struct fib<0> { static constexpr int value = 0; };
 
 enum qtype { Q4 = 2, Q8 = 8 };
 template <qtype t> struct traits;
@@ -144,7 +147,7 @@ __global__ void constants(int* out)
     constexpr combine_t first = combine_for<t>();
     const combine_t second = combine_by(Q4);
     const int i = threadIdx.x;
-    out[i] = first(i, pow2<N>::value) + second(traits<t>::qk, warps(TURING, 3)) + 1000 * kind_of<float>() + 100000 * lanes<float4>::value + 1000000 * lanes<int>::value;
+    out[i] = first(i, pow2<N>::value) + second(traits<t>::qk, warps(TURING, 3)) + 1000 * kind_of<float>() + 100000 * lanes<float4>::value + 1000000 * lanes<int>::value + 10000000 * fib<10>::value;
 }
 template __global__ void constants<5, Q8>(int*);
 template __global__ void constants<5, Q4>(int*);
@@ -155,7 +158,7 @@ fn class_constants_enum_parameters_and_function_values_compute_as_cpp() {
     for (entry, first) in [("constants<5, Q8>", (|i: i32| i * 8) as fn(i32) -> i32), ("constants<5, Q4>", |i: i32| i + 8)] {
         let qk = if entry.contains("Q8") { 64 } else { 32 };
         let out = run_kernel(Lang::Cuda, CLASS_CONSTANTS_AND_FUNCTION_VALUES_CUDA, entry, "[buffers.out]\nlen = 4\n", [1, 1, 1], Some([4, 1, 1]));
-        let want: Vec<i32> = (0..4).map(|i| first(i) + qk + 6 + 2000 + 400000 + 1000000).collect();
+        let want: Vec<i32> = (0..4).map(|i| first(i) + qk + 6 + 2000 + 400000 + 1000000 + 10000000 * 55).collect();
         assert_eq!(out.buffer("out").unwrap().i32s(), want, "{entry}");
     }
 }

@@ -242,7 +242,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let v = self.int(Type::I32, v, span);
                     return self.scalar(v);
                 }
-                if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.classes.contains_key(self.cx.class_name(s)) || self.cx.class_name(s) == "is_same") {
+                let member = n.field(self.cx.fields.name).map_or("", |m| self.cx.text(m));
+                if n.field(self.cx.fields.scope).is_some_and(|s| self.cx.declares_static_member(s, member) || self.cx.class_name(s) == "is_same") {
                     return match self.cx.const_int(n) {
                         Some(v) => {
                             let v = self.int(Type::I32, v, span);

@@ -30,6 +30,10 @@ pub enum GlobalBinding {
     GroupExtent { axis: u8, default: Option<i64> },
 }
 
+/// Static constants read per file at most; past this they are unknown (a
+/// class template recursing on an ever-growing argument).
+const MAX_STATIC_VALUES: usize = 10_000;
+
 /// Nesting deeper than this is skipped with a diagnostic instead of recursing.
 pub const MAX_NESTING: u32 = 400;
 
@@ -67,6 +71,11 @@ pub struct Ctx<'t> {
     pub launches: &'t LaunchTable,
     /// While an array's length is evaluated: pipeline constants take their defaults.
     sizing_array: std::cell::Cell<bool>,
+    /// Static constants already read, by class definition, member and
+    /// argument values (None while one is being read, which cuts cycles):
+    /// recursive class templates (`fib<n-1>::value + fib<n-2>::value`)
+    /// read each instantiation once.
+    static_values: std::cell::RefCell<FxHashMap<(usize, String, Vec<(String, i64)>), Option<i64>>>,
     /// Per-invocation globals ([`GlobalBinding::PerThread`]): name, type,
     /// initializer and place in the source.
     pub per_thread_globals: Vec<(String, SrcType, Option<Node<'t>>, Span)>,
@@ -331,6 +340,24 @@ impl<'t> Ctx<'t> {
                 }
             }
         }
+        let init = self.member_initializer(def, member)?;
+        let mut args: Vec<(String, i64)> = bindings.iter().filter_map(|(k, v)| if let TemplateArg::Int(x) = v { Some((k.clone(), *x)) } else { None }).collect();
+        args.sort_unstable();
+        let key = (def.id(), member.to_string(), args);
+        if let Some(known) = self.static_values.borrow().get(&key) {
+            return *known;
+        }
+        if self.static_values.borrow().len() >= MAX_STATIC_VALUES {
+            return None;
+        }
+        self.static_values.borrow_mut().insert(key.clone(), None);
+        let value = self.const_int_depth(init, depth + 1, Some(&bindings));
+        self.static_values.borrow_mut().insert(key, value);
+        value
+    }
+
+    /// The initializer of the static member `member` in a class definition.
+    fn member_initializer(&self, def: Node<'t>, member: &str) -> Option<Node<'t>> {
         let body = def.field(self.fields.body)?;
         let mut c = body.walk();
         let found = body.named_children(&mut c).find_map(|fd| {
@@ -344,8 +371,14 @@ impl<'t> Ctx<'t> {
                 let name = d.field(self.fields.declarator).unwrap_or(d);
                 (self.text(name).trim() == member).then_some(init)
             })
-        })?;
-        self.const_int_depth(found, depth + 1, Some(&bindings))
+        });
+        found
+    }
+
+    /// Whether some definition of the class a scope names (`traits<T>` in
+    /// `traits<T>::qk`) declares the static constant `member`.
+    pub fn declares_static_member(&self, scope: Node<'t>, member: &str) -> bool {
+        self.classes.get(self.class_name(scope)).is_some_and(|defs| defs.iter().any(|&d| self.member_initializer(d, member).is_some()))
     }
 
     /// The type a name stands for: a bound template parameter, a
@@ -727,6 +760,7 @@ pub fn lower_tree_streaming(
         options,
         launches,
         sizing_array: std::cell::Cell::new(false),
+        static_values: Default::default(),
         per_thread_globals: Vec::new(),
     };
     ctx.module.collective_fences = ctx.d.collective_fences;
