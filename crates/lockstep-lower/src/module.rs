@@ -30,6 +30,10 @@ pub enum GlobalBinding {
     GroupExtent { axis: u8, default: Option<i64> },
 }
 
+/// A static constant of one instantiation: the class definition (node id),
+/// the member, and the value arguments it is read with.
+type StaticKey = (usize, String, Vec<(String, i64)>);
+
 /// Static constants read per file at most; past this they are unknown (a
 /// class template recursing on an ever-growing argument).
 const MAX_STATIC_VALUES: usize = 10_000;
@@ -75,7 +79,7 @@ pub struct Ctx<'t> {
     /// argument values (None while one is being read, which cuts cycles):
     /// recursive class templates (`fib<n-1>::value + fib<n-2>::value`)
     /// read each instantiation once.
-    static_values: std::cell::RefCell<FxHashMap<(usize, String, Vec<(String, i64)>), Option<i64>>>,
+    static_values: std::cell::RefCell<FxHashMap<StaticKey, Option<i64>>>,
     /// Per-invocation globals ([`GlobalBinding::PerThread`]): name, type,
     /// initializer and place in the source.
     pub per_thread_globals: Vec<(String, SrcType, Option<Node<'t>>, Span)>,
