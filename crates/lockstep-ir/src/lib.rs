@@ -64,6 +64,10 @@ pub enum OpenValue {
     PipelineConstant,
 }
 
+/// Where each texel coordinate starts in a texture's cell index:
+/// `x + (y << 16) + (z << 28)`.
+pub const TEXEL_SHIFTS: [u32; 3] = [0, 16, 28];
+
 /// A module-level allocation, addressed in cells of `elem`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Global {
@@ -83,7 +87,8 @@ pub struct Global {
     /// `globallycoherent` / `volatile`: writes are visible device-wide.
     pub coherent: bool,
     /// For a texture, the widest x coordinate a texel can have (the index is
-    /// `x + (y << 16) + (z << 28)`, so x stays below 2^16); 0 for everything else.
+    /// `x + (y << 16) + (z << 28)`, [`TEXEL_SHIFTS`], so x stays below 2^16);
+    /// 0 for everything else.
     pub texel_width: u32,
     /// A constant whose value is chosen outside the file (its `init`, if
     /// any, is only the default): a race that needs one particular value of

@@ -2120,7 +2120,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let term = if i == 0 {
                 c
             } else {
-                let sh = self.int(Type::U32, [0, 16, 28][i], span);
+                let sh = self.int(Type::U32, lockstep_ir::TEXEL_SHIFTS[i] as i64, span);
                 self.fold_or_emit(BinOp::Shl, c, sh, Type::U32, span)
             };
             acc = Some(match acc {

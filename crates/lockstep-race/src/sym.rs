@@ -461,19 +461,20 @@ impl Query<'_> {
             }
             if let Some((cells, width)) = self.texels {
                 // The x part of the index (terms not multiples of a row) is an in-range x.
-                let row = (cells as i128) << 16;
+                let [_, y_shift, z_shift] = lockstep_ir::TEXEL_SHIFTS;
+                let row = (cells as i128) << y_shift;
                 let x = Lin { terms: a.terms.iter().filter(|t| t.1 % row != 0).copied().collect(), k: a.k.rem_euclid(row) };
                 b.p.at_most(&Lin::konst(0), &x);
                 b.p.at_most(&x, &Lin::konst(cells as i128 * width as i128 - 1));
-                // A reported texel has a y below 4096: above, `y << 16`
-                // reaches `z << 28`, and two different texels would share an
+                // A reported texel's y stays below where `y << 16` reaches
+                // `z << 28` (4096): there two different texels would share an
                 // index only in lockstep's layout. Reports only: a question
                 // that decides a barrier's removal keeps every y.
                 if self.prove {
-                    let plane = (cells as i128) << 28;
+                    let plane = (cells as i128) << z_shift;
                     let y = Lin { terms: a.terms.iter().filter(|t| t.1 % row == 0 && t.1 % plane != 0).copied().collect(), k: a.k.rem_euclid(plane) - a.k.rem_euclid(row) };
                     b.p.at_most(&Lin::konst(0), &y);
-                    b.p.at_most(&y, &Lin::konst(row * 4095));
+                    b.p.at_most(&y, &Lin::konst(plane - row));
                 }
             }
         }
