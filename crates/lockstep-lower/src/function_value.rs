@@ -163,15 +163,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             self.jump(exit, span);
         }
-        self.seal(exit);
-        self.enter(exit);
-        Some(match result {
-            Some((vars, ty)) => {
-                let vals = vars.iter().map(|&x| self.ssa.read(&mut self.f, x, exit, span)).collect();
-                RV { vals, ty }
-            }
-            None => RV { vals: Vec::new(), ty: SrcType::Void },
-        })
+        Some(self.returned(result, exit, span))
     }
 }
 

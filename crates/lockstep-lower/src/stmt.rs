@@ -1263,7 +1263,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Continues after an inlined body at `return_to`, with the value its
     /// returns left in `ret`.
-    fn returned(&mut self, ret: Option<(Vec<Var>, SrcType)>, return_to: BlockId, span: Span) -> RV {
+    pub(crate) fn returned(&mut self, ret: Option<(Vec<Var>, SrcType)>, return_to: BlockId, span: Span) -> RV {
         self.seal(return_to);
         self.enter(return_to);
         match ret {
