@@ -1,6 +1,7 @@
 //! Pointers to functions as values: `vec_dot_t f = get_vec_dot<type>();
 //! f(x, y)`. Naming a function (`f`, `f<D, 32>`, `&f`) makes a value of type
-//! [`SrcType::Function`] that holds the index of a [`FunctionValue`]; it
+//! [`SrcType::Function`] that holds one more than the index of a
+//! [`FunctionValue`] (0 is the null pointer); it
 //! travels through locals, parameters, struct members and returns like any
 //! other value. A call through it inlines the function it names when that
 //! is one constant (the usual `constexpr` choice by template argument);
@@ -51,8 +52,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 self.cx.function_values.len() - 1
             }
         };
-        let v = self.int(Type::I32, index as i64, span);
+        // 0 stays the null pointer (`if (f != nullptr)`).
+        let v = self.int(Type::I32, index as i64 + 1, span);
         Some(RV { vals: vec![v], ty: SrcType::Function })
+    }
+
+    /// The function a function value's integer names (None for null or anything else).
+    fn named_function(&self, id: i64) -> Option<FunctionValue> {
+        self.cx.function_values.get(usize::try_from(id.checked_sub(1)?).ok()?).cloned()
     }
 
     /// The function value a call's callee evaluates to, when the callee is a
@@ -92,7 +99,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// A call through a function value: the function it names, inlined,
     /// when that is one constant; otherwise a call that may touch anything.
     pub(crate) fn call_function_value(&mut self, callee: RV, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
-        let named = callee.vals.first().and_then(|&v| self.f.as_int(v)).and_then(|i| self.cx.function_values.get(usize::try_from(i).ok()?).cloned());
+        let named = callee.vals.first().and_then(|&v| self.f.as_int(v)).and_then(|i| self.named_function(i));
         let target = named.and_then(|value| {
             let defs = self.cx.funcs.get(&value.name)?.clone();
             (!defs.is_empty()).then_some((value, defs))
@@ -138,7 +145,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     if candidates.iter().any(|(i, ..)| *i == id) {
                         continue;
                     }
-                    let value = self.cx.function_values.get(usize::try_from(id).ok()?)?.clone();
+                    let value = self.named_function(i64::try_from(id).ok()?)?;
                     let defs = self.cx.funcs.get(&value.name).filter(|d| !d.is_empty())?.clone();
                     candidates.push((id, value, defs));
                     if candidates.len() > MAX_DISPATCH {

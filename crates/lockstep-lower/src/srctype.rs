@@ -18,9 +18,9 @@ pub enum SrcType {
     /// with its width in threads when the type or constructor fixes it
     /// (`thread_block_tile<16>`).
     SyncObject(lockstep_ir::Scope, Option<u32>),
-    /// A pointer to a function: one cell whose value names the function (an
-    /// index into the module's function values), so that a call through it
-    /// inlines the function it names.
+    /// A pointer to a function: one cell whose value names the function (one
+    /// more than an index into the module's function values; 0 is null), so
+    /// that a call through it inlines the function it names.
     Function,
 }
 
