@@ -319,8 +319,9 @@ fn metal_simd_scan_is_exact_for_any_simdgroup_width() {
     }
 }
 
-/// OpenCL's wide vectors (`float16`, `float8`), numbered swizzles written
-/// and read (`.sf`, `.s0123`, `.hi`, `.lo`) and vector literals `(float4)(…)`.
+/// OpenCL's wide vectors (`float16`, `float8`, a vendor's `float32`),
+/// numbered swizzles written and read (`.sf`, `.s0123`, `.hi`, `.lo`, and
+/// halves of halves) and vector literals `(float4)(…)`.
 const WIDE_VECTORS_OPENCL: &str = r#"
 __kernel void wide(__global const float* x, __global float* out)
 {
@@ -331,7 +332,10 @@ __kernel void wide(__global const float* x, __global float* out)
     float8 r;
     r.s0123 = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
     r.hi = r.lo;
-    out[get_global_id(0)] = yl.sf * 10.0f + r.s7;
+    float32 acc = (float32)(0.5f);
+    acc.lo.hi += r;
+    acc.hi.hi = acc.lo.hi;
+    out[get_global_id(0)] = yl.sf * 10.0f + r.s7 + acc.hi.hi.s7 + acc.hi.lo.s7;
 }
 "#;
 
@@ -341,7 +345,7 @@ fn opencl_wide_vectors_and_vector_literals_compute_exactly() {
     let launch = "[buffers.x]\ndata = [1.0, 2.0, 3.0, 4.0]\n[buffers.out]\nlen = 4\n";
     let (db, o) = compile_and_run("wide.cl", Lang::OpenCl, WIDE_VECTORS_OPENCL, "wide", launch, config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
-    let want: Vec<u32> = [34.0f32, 44.0, 54.0, 64.0].iter().map(|v| v.to_bits()).collect();
+    let want: Vec<u32> = [39.0f32, 49.0, 59.0, 69.0].iter().map(|v| v.to_bits()).collect();
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
 
@@ -452,6 +456,16 @@ fn cuda_integer_limits_compute() {
     let (db, o) = compile_and_run("clamp.cu", Lang::Cuda, kernel, "clamp_up", "[buffers.o]\ndata = [5, 2147483647]\n", config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().i32s(), vec![6, i32::MAX]);
+}
+
+/// A typedef names its type even when the name reads as a vector width.
+#[test]
+fn a_typedef_named_like_a_vector_is_its_scalar() {
+    let kernel = "typedef float float32;\n__global__ void scale(float32* o) { float32 k = 2.0f; o[threadIdx.x] = o[threadIdx.x] * k; }\n";
+    let config = RunConfig { group_size: Some([2, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("typedef.cu", Lang::Cuda, kernel, "scale", "[buffers.o]\ndata = [1.5, 3.0]\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().f32s(), vec![3.0, 6.0]);
 }
 
 const IMAGE_REVERSE_OPENCL: &str = r#"void put(__write_only image1d_buffer_t out, int i, float4 v)

@@ -397,11 +397,13 @@ impl<'t> Ctx<'t> {
             return Some(SrcType::SyncObject(scope, None));
         }
         let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if let Some(t) = parse_numeric(&normalized) {
-            return Some(t);
-        }
+        // A typedef of the file names its type even where the name looks
+        // like a vector (`typedef float float32;`).
         if let Some(t) = self.typedefs.get(&normalized) {
             return Some(t.clone());
+        }
+        if let Some(t) = parse_numeric(&normalized) {
+            return Some(t);
         }
         if let Some(&i) = self.struct_names.get(&normalized) {
             return Some(SrcType::Struct(i));

@@ -264,8 +264,9 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
     let a: u32 = parts.next()?.parse().ok()?;
     match parts.next() {
         None if (1..=4).contains(&a) => Some(if a == 1 { SrcType::Scalar(base_t) } else { SrcType::Vector(base_t, a) }),
-        // OpenCL's wide vectors (`float8`, `half16`).
-        None if a == 8 || a == 16 => Some(SrcType::Vector(base_t, a)),
+        // OpenCL's wide vectors (`float8`, `half16`), and the 32-wide ones
+        // of vendor compilers (Adreno's `float32`).
+        None if a == 8 || a == 16 || a == 32 => Some(SrcType::Vector(base_t, a)),
         Some(b) => {
             let b: u32 = b.parse().ok()?;
             ((1..=4).contains(&a) && (1..=4).contains(&b)).then_some(SrcType::Matrix(base_t, a, b))
@@ -292,5 +293,6 @@ mod tests {
         assert_eq!(parse_numeric("float1"), Some(SrcType::Scalar(Type::F32)));
         assert_eq!(parse_numeric("Texture2D"), None);
         assert_eq!(parse_numeric("float5"), None);
+        assert_eq!(parse_numeric("float32"), Some(SrcType::Vector(Type::F32, 32)));
     }
 }
