@@ -526,9 +526,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     return rv;
                 }
                 // Unknown names (e.g. a macro from a missing include) are opaque,
-                // uniform values; said once per name and kernel.
-                if self.unknown_names.insert(name.to_string()) {
-                    self.diag("unsupported", n, format!("`{name}` is not declared (a macro or header lockstep did not see?): its value is unknown"));
+                // uniform values; said once for the file.
+                if !self.unknown_names.contains(name) {
+                    let at = self.span(n);
+                    self.cx.undeclared_name(name, at);
                 }
                 self.undef(Type::I32, span)
             }

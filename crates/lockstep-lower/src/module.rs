@@ -88,6 +88,9 @@ pub struct Ctx<'t> {
     pub classes: FxHashMap<String, Vec<Node<'t>>>,
     /// The functions named as values ([`SrcType::Function`] values index it).
     pub function_values: Vec<crate::function_value::FunctionValue>,
+    /// Names used but declared nowhere in the file, with their first use:
+    /// one note for the file names them all ([`Ctx::undeclared_note`]).
+    undeclared: Vec<(String, Span)>,
 }
 
 /// A class template's argument, as specializations are chosen by it.
@@ -126,6 +129,45 @@ impl<'t> Ctx<'t> {
 
     pub fn span(&self, n: Node) -> Span {
         self.spans.span(n.start_byte() as u32, n.end_byte() as u32)
+    }
+
+    /// Records a use of a name the file declares nowhere (a macro of the
+    /// build or of a header lockstep did not see).
+    pub fn undeclared_name(&mut self, name: &str, span: Span) {
+        if !self.undeclared.iter().any(|(seen, _)| seen == name) {
+            self.undeclared.push((name.to_string(), span));
+        }
+    }
+
+    /// One note for all the undeclared names: they usually share one cause
+    /// (the build's `-D` options, a missing header), and each is unknown
+    /// wherever it is used.
+    fn undeclared_note(&self) -> Option<Diagnostic> {
+        let ((first, span), rest) = self.undeclared.split_first()?;
+        let quoted = |n: &str| format!("`{n}`");
+        let (names, verb) = match rest.len() {
+            0 => (quoted(first), "is"),
+            1 => (format!("{} and {}", quoted(first), quoted(&rest[0].0)), "are"),
+            2..=3 => {
+                let mut all: Vec<String> = self.undeclared.iter().map(|(n, _)| quoted(n)).collect();
+                let last = all.pop().unwrap_or_default();
+                (format!("{} and {last}", all.join(", ")), "are")
+            }
+            n => (format!("{}, {} and {} more", quoted(first), quoted(&rest[0].0), n - 1), "are"),
+        };
+        let values = if rest.is_empty() { "its value is" } else { "their values are" };
+        let mut d = Diagnostic::new(
+            "unsupported",
+            Severity::Warning,
+            *span,
+            format!("{names} {verb} not declared in this file (macros of the build or of a header lockstep did not see?): {values} unknown wherever used"),
+        )
+        .with_primary_label(format!("`{first}` is first used here"))
+        .with_note("define them with `-D NAME=VALUE` (or in the configuration) to analyse the code as the build compiles it");
+        for (name, at) in rest {
+            d = d.with_label(*at, format!("`{name}` is first used here"));
+        }
+        Some(d)
     }
 
     pub fn warn(&mut self, rule: &str, n: Node, message: String) {
@@ -755,6 +797,7 @@ pub fn lower_tree_streaming(
         struct_names: FxHashMap::default(),
         typedefs: FxHashMap::default(),
         function_values: Vec::new(),
+        undeclared: Vec::new(),
         classes: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
@@ -853,6 +896,9 @@ pub fn lower_tree_streaming(
                 sink(db, &ctx.module, f);
             }
         }
+    }
+    if let Some(note) = ctx.undeclared_note() {
+        ctx.diags.push(note);
     }
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
 }
