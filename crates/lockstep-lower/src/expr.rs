@@ -529,7 +529,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 // uniform values; said once for the file.
                 if !self.unknown_names.contains(name) {
                     let at = self.span(n);
-                    self.cx.undeclared_name(name, at);
+                    self.cx.undeclared_name(name, at, false);
                 }
                 self.undef(Type::I32, span)
             }

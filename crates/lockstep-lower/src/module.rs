@@ -2,14 +2,14 @@
 
 use crate::dialect::{Dialect, EntryMarker, ResourceKind, BARRIER_FLAG_NAMES};
 use crate::srctype::{parse_numeric, SrcType, StructDef};
-use crate::stmt::FnLowerer;
+use crate::stmt::{declarator_name, FnLowerer};
 use crate::template::{self, Bindings, TemplateArg};
 use crate::{Compiled, Lang, Options, SpanMap};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{Const, EntryInfo, Global, GlobalId, GlobalKind, MemSpace, Module, Type};
 use lockstep_source::Span;
 use lockstep_syntax::{Fields, Node, NodeFields, Syntax, Tree};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 
 /// What a module-level name stands for.
@@ -88,9 +88,13 @@ pub struct Ctx<'t> {
     pub classes: FxHashMap<String, Vec<Node<'t>>>,
     /// The functions named as values ([`SrcType::Function`] values index it).
     pub function_values: Vec<crate::function_value::FunctionValue>,
-    /// Names used but declared nowhere in the file, with their first use:
-    /// one note for the file names them all ([`Ctx::undeclared_note`]).
-    undeclared: Vec<(String, Span)>,
+    /// Names used but declared nowhere in the file, with their first use
+    /// and whether they name a type: one note for the file names them all
+    /// ([`Ctx::undeclared_note`]).
+    undeclared: Vec<(String, Span, bool)>,
+    /// Memory declared with a type the file declares nowhere, by the name
+    /// its accesses start from: the note on the type covers them.
+    pub unknown_typed: FxHashSet<String>,
 }
 
 /// A class template's argument, as specializations are chosen by it.
@@ -133,9 +137,9 @@ impl<'t> Ctx<'t> {
 
     /// Records a use of a name the file declares nowhere (a macro of the
     /// build or of a header lockstep did not see).
-    pub fn undeclared_name(&mut self, name: &str, span: Span) {
-        if !self.undeclared.iter().any(|(seen, _)| seen == name) {
-            self.undeclared.push((name.to_string(), span));
+    pub fn undeclared_name(&mut self, name: &str, span: Span, is_type: bool) {
+        if !self.undeclared.iter().any(|(seen, ..)| seen == name) {
+            self.undeclared.push((name.to_string(), span, is_type));
         }
     }
 
@@ -143,28 +147,33 @@ impl<'t> Ctx<'t> {
     /// (the build's `-D` options, a missing header), and each is unknown
     /// wherever it is used.
     fn undeclared_note(&self) -> Option<Diagnostic> {
-        let ((first, span), rest) = self.undeclared.split_first()?;
+        let ((first, span, _), rest) = self.undeclared.split_first()?;
         let quoted = |n: &str| format!("`{n}`");
         let (names, verb) = match rest.len() {
             0 => (quoted(first), "is"),
             1 => (format!("{} and {}", quoted(first), quoted(&rest[0].0)), "are"),
             2..=3 => {
-                let mut all: Vec<String> = self.undeclared.iter().map(|(n, _)| quoted(n)).collect();
+                let mut all: Vec<String> = self.undeclared.iter().map(|(n, ..)| quoted(n)).collect();
                 let last = all.pop().unwrap_or_default();
                 (format!("{} and {last}", all.join(", ")), "are")
             }
             n => (format!("{}, {} and {} more", quoted(first), quoted(&rest[0].0), n - 1), "are"),
         };
         let values = if rest.is_empty() { "its value is" } else { "their values are" };
+        let types = if self.undeclared.iter().any(|(.., is_type)| *is_type) {
+            "; memory of an unknown type is taken to hold one value per element, and an access to its members touches any memory"
+        } else {
+            ""
+        };
         let mut d = Diagnostic::new(
             "unsupported",
             Severity::Warning,
             *span,
-            format!("{names} {verb} not declared in this file (macros of the build or of a header lockstep did not see?): {values} unknown wherever used"),
+            format!("{names} {verb} not declared in this file (macros of the build or of a header lockstep did not see?): {values} unknown wherever used{types}"),
         )
         .with_primary_label(format!("`{first}` is first used here"))
         .with_note("define them with `-D NAME=VALUE` (or in the configuration) to analyse the code as the build compiles it");
-        for (name, at) in rest {
+        for (name, at, _) in rest {
             d = d.with_label(*at, format!("`{name}` is first used here"));
         }
         Some(d)
@@ -798,6 +807,7 @@ pub fn lower_tree_streaming(
         typedefs: FxHashMap::default(),
         function_values: Vec::new(),
         undeclared: Vec::new(),
+        unknown_typed: FxHashSet::default(),
         classes: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
@@ -1320,8 +1330,13 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         // Memory of a type lockstep does not know is still memory: its
         // accesses are placed, one cell per element.
         None if space.is_some() => {
-            unknown_element_type(ctx, type_node);
-            SrcType::Scalar(Type::F32)
+            let mut c = n.walk();
+            for d in n.fields(ctx.fields.declarator, &mut c) {
+                if let Some(name) = declarator_name(ctx, d) {
+                    ctx.unknown_typed.insert(name);
+                }
+            }
+            unknown_element_type(ctx, type_node)
         }
         None => return,
     };
@@ -1400,14 +1415,13 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     }
 }
 
-/// The note for memory declared with a type lockstep does not know.
-pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) {
+/// Memory declared with a type lockstep does not know is still memory, one
+/// value per element; the type joins the file's note on undeclared names.
+pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) -> SrcType {
     let name = ctx.text(type_node).trim().to_string();
-    ctx.warn(
-        "unsupported",
-        type_node,
-        format!("the type `{name}` is not known (a macro or header lockstep did not see?): its memory is taken to hold one value per element"),
-    );
+    let span = ctx.span(type_node);
+    ctx.undeclared_name(&name, span, true);
+    SrcType::Scalar(Type::F32)
 }
 
 /// The pipeline constant id a declaration's layout gives it (GLSL
@@ -1480,10 +1494,8 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
     for member in members {
         let Some(type_node) = member.field(ctx.fields.ty) else { continue };
         // A member of a type lockstep does not know is still memory, one value per element.
-        let t = ctx.resolve_type(type_node).unwrap_or_else(|| {
-            unknown_element_type(ctx, type_node);
-            SrcType::Scalar(Type::F32)
-        });
+        let resolved = ctx.resolve_type(type_node);
+        let t = resolved.clone().unwrap_or_else(|| unknown_element_type(ctx, type_node));
         let mut cc = member.walk();
         let decls: Vec<_> = member.fields(ctx.fields.declarator, &mut cc).collect();
         for d in decls {
@@ -1492,6 +1504,9 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
                 Some(instance) => format!("{instance}.{name}"),
                 None => name,
             };
+            if resolved.is_none() {
+                ctx.unknown_typed.insert(name.clone());
+            }
             let span = ctx.span(d);
             let g = ctx.add_global(&name, kind.clone(), space, &ty, coherent, span);
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });

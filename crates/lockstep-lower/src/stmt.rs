@@ -908,8 +908,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let mut base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
         // Shared memory of a type lockstep does not know is still memory.
         if let (None, Some(MemSpace::Shared), Some(t)) = (&base, space, n.field(self.cx.fields.ty)) {
-            crate::module::unknown_element_type(self.cx, t);
-            base = Some(SrcType::Scalar(Type::F32));
+            let mut c = n.walk();
+            for d in n.fields(self.cx.fields.declarator, &mut c) {
+                if let Some(name) = declarator_name(self.cx, d) {
+                    self.cx.unknown_typed.insert(name);
+                }
+            }
+            base = Some(crate::module::unknown_element_type(self.cx, t));
         }
         let mut c = n.walk();
         let decls: Vec<_> = n.fields(self.cx.fields.declarator, &mut c).collect();
@@ -1498,8 +1503,43 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// so, and an operation every analysis treats as reading and writing any
     /// memory (never a silently dropped access).
     pub fn unmodelled(&mut self, n: Node, what: String, operands: Vec<Value>, span: Span) -> Value {
-        self.diag("unsupported", n, format!("{what} is not modelled; lockstep assumes it may read and write any shared or device memory"));
+        // Memory of an unknown type: the file's note on the type says so.
+        if !self.in_memory_of_unknown_type(n) {
+            self.diag("unsupported", n, format!("{what} is not modelled; lockstep assumes it may read and write any shared or device memory"));
+        }
         self.emit(Op::Call(lockstep_ir::Callee::Unmodelled(what), operands), Type::I32, span)
+    }
+
+    /// Whether an access path (`data_a[i].scales[j]`, `blk.data[i]`) starts
+    /// from memory declared with a type the file does not declare.
+    fn in_memory_of_unknown_type(&self, n: Node) -> bool {
+        if self.cx.unknown_typed.is_empty() {
+            return false;
+        }
+        let mut x = n;
+        for _ in 0..64 {
+            let next = match self.cx.kind(x) {
+                "identifier" => return self.cx.unknown_typed.contains(self.cx.text(x)),
+                "field_expression" => {
+                    let (Some(arg), Some(field)) = (x.field(self.cx.fields.argument), x.field(self.cx.fields.field)) else { return false };
+                    if self.cx.kind(arg) == "identifier" && self.cx.unknown_typed.contains(&format!("{}.{}", self.cx.text(arg), self.cx.text(field))) {
+                        return true;
+                    }
+                    arg
+                }
+                "subscript_expression" | "pointer_expression" => match x.field(self.cx.fields.argument) {
+                    Some(a) => a,
+                    None => return false,
+                },
+                "parenthesized_expression" => match x.named_child(0) {
+                    Some(a) => a,
+                    None => return false,
+                },
+                _ => return false,
+            };
+            x = next;
+        }
+        false
     }
 
     /// `clip(x)`: threads with a negative component of `x` stop here.
@@ -1632,7 +1672,7 @@ fn has_reference(cx: &Ctx, d: Node) -> bool {
     cx.kind(d) == "reference_declarator"
 }
 
-fn declarator_name<'t>(cx: &Ctx<'t>, d: Node<'t>) -> Option<String> {
+pub(crate) fn declarator_name<'t>(cx: &Ctx<'t>, d: Node<'t>) -> Option<String> {
     let mut n = d;
     for _ in 0..32 {
         if cx.kind(n) == "identifier" {
