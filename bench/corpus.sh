@@ -96,6 +96,26 @@ for lang in ${languages//,/ }; do
     done
 done
 
+# ggml's Vulkan shaders are templates: its generator (vulkan-shaders-gen)
+# compiles each with -D flags naming the types of one variant. These are its
+# f32 variant's, as a user checking the shaders would pass them; without them
+# every buffer has an unknown element type. A shader named for a quantized
+# type (`mul_mat_vec_q4_k.comp`) gets that type's DATA_A_ flag instead, from
+# which the shaders' types.glsl defines A_TYPE.
+quant_types="iq1_m iq1_s iq2_s iq2_xs iq2_xxs iq3_s iq3_xxs iq4_nl iq4_xs mxfp4 nvfp4 q1_0 q2_0 q2_k q3_k q4_0 q4_1 q4_k q5_0 q5_1 q5_k q6_k q8_0 tq1_0 tq2_0"
+data_a_flag() { # FILE: the DATA_A_ flag its name asks for
+    local b q t=F32
+    b=$(basename "$1"); b=${b%.*}
+    for q in $quant_types; do
+        case "$b" in *_"$q" | *_"$q"_*) t=${q^^} ;; esac
+    done
+    echo "DATA_A_$t=1"
+}
+glsl_defines=(-D LOAD_VEC_A=1 -D LOAD_VEC_B=1 -D A_TYPE=float -D B_TYPE=float -D B_TYPE_SCALAR=float
+    -D B_TYPEV2=vec2 -D B_TYPEV4=vec4 -D D_TYPE=float -D D_TYPEV4=vec4 -D FLOAT_TYPE=float -D FLOAT_TYPEV2=vec2 -D FLOAT_TYPEV4=vec4
+    -D ACC_TYPE=float -D ACC_TYPEV2=vec2 -D ACC_TYPEV4=vec4 -D O_TYPE=float -D ROPE_D_TYPE=float -D MAT_TYPE=float
+    -D TO_FLOAT_TYPE=float -D SHMEM_TYPE=float)
+
 i=0
 for s in "${sources[@]}"; do
     read -r name version incs <<< "$s"
@@ -108,7 +128,10 @@ for s in "${sources[@]}"; do
     while IFS= read -r -d '' f; do
         i=$((i + 1)); idx=$(printf '%05d' "$i")
         printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
-        run_one "$idx" "$f" "${flags[@]}" &
+        case "$f" in
+            *.comp | *.glsl) run_one "$idx" "$f" "${flags[@]}" "${glsl_defines[@]}" -D "$(data_a_flag "$f")" & ;;
+            *) run_one "$idx" "$f" "${flags[@]}" & ;;
+        esac
         if [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; then wait -n || true; fi
     done < <(find "$dir" -type f \( "${patterns[@]}" \) -print0 | sort -z)
 done

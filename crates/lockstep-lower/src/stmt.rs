@@ -1503,7 +1503,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// so, and an operation every analysis treats as reading and writing any
     /// memory (never a silently dropped access).
     pub fn unmodelled(&mut self, n: Node, what: String, operands: Vec<Value>, span: Span) -> Value {
-        // Memory of an unknown type: the file's note on the type says so.
+        // Memory of an unknown type, or named by an undeclared name: the
+        // file's note on undeclared names says so.
         if !self.in_memory_of_unknown_type(n) {
             self.diag("unsupported", n, format!("{what} is not modelled; lockstep assumes it may read and write any shared or device memory"));
         }
@@ -1511,15 +1512,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// Whether an access path (`data_a[i].scales[j]`, `blk.data[i]`) starts
-    /// from memory declared with a type the file does not declare.
-    fn in_memory_of_unknown_type(&self, n: Node) -> bool {
-        if self.cx.unknown_typed.is_empty() {
-            return false;
-        }
+    /// from memory declared with a type the file does not declare, or from
+    /// a name it declares nowhere (then recorded as such).
+    fn in_memory_of_unknown_type(&mut self, n: Node) -> bool {
         let mut x = n;
         for _ in 0..64 {
             let next = match self.cx.kind(x) {
-                "identifier" => return self.cx.unknown_typed.contains(self.cx.text(x)),
+                "identifier" => {
+                    let name = self.cx.text(x);
+                    let declared = self.lookup(name).is_some() || self.cx.globals.contains_key(name) || self.cx.d.builtin_var(name).is_some();
+                    if !declared && !self.unknown_names.contains(name) {
+                        let at = self.span(x);
+                        self.cx.undeclared_name(name, at, false);
+                        return true;
+                    }
+                    return self.cx.unknown_typed.contains(name);
+                }
                 "field_expression" => {
                     let (Some(arg), Some(field)) = (x.field(self.cx.fields.argument), x.field(self.cx.fields.field)) else { return false };
                     if self.cx.kind(arg) == "identifier" && self.cx.unknown_typed.contains(&format!("{}.{}", self.cx.text(arg), self.cx.text(field))) {
