@@ -3,17 +3,22 @@
 
 use lockstep::check::check_file;
 use lockstep_lower::{Lang, Options};
-use std::path::PathBuf;
+use std::path::Path;
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lockstep-bad-input-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch folder of the test's own, removed when dropped.
+fn dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("lockstep-bad-input-").tempdir().unwrap()
 }
 
-/// Checks bytes written to `name`; returns (rule, line) of every diagnostic.
+/// Checks bytes written to `name` in a scratch folder of its own; returns
+/// (rule, line) of every diagnostic.
 fn check_bytes(name: &str, bytes: &[u8]) -> Vec<(String, u32)> {
-    let path = dir().join(name);
+    check_bytes_in(dir().path(), name, bytes)
+}
+
+/// [`check_bytes`] in a given folder (next to headers the file includes).
+fn check_bytes_in(dir: &Path, name: &str, bytes: &[u8]) -> Vec<(String, u32)> {
+    let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     let lang = Lang::from_path(&path).unwrap();
     let report = check_file(&path, lang, &Options::default()).unwrap();
@@ -91,9 +96,9 @@ fn unterminated_comment_and_macro_call() {
 #[test]
 fn include_cycle_and_recursive_macros_terminate() {
     let d = dir();
-    std::fs::write(d.join("a.hlsli"), "#include \"b.hlsli\"\n").unwrap();
-    std::fs::write(d.join("b.hlsli"), "#include \"a.hlsli\"\n").unwrap();
-    let diags = check_bytes("cycle.hlsl", b"#include \"a.hlsli\"\n[numthreads(4,1,1)] void f(uint i : SV_GroupIndex) {\n  if (i == 1) GroupMemoryBarrierWithGroupSync();\n}\n");
+    std::fs::write(d.path().join("a.hlsli"), "#include \"b.hlsli\"\n").unwrap();
+    std::fs::write(d.path().join("b.hlsli"), "#include \"a.hlsli\"\n").unwrap();
+    let diags = check_bytes_in(d.path(), "cycle.hlsl", b"#include \"a.hlsli\"\n[numthreads(4,1,1)] void f(uint i : SV_GroupIndex) {\n  if (i == 1) GroupMemoryBarrierWithGroupSync();\n}\n");
     assert!(diags.iter().any(|(r, _)| r == "include-cycle"), "{diags:?}");
     assert!(has(&diags, "barrier-in-divergent-cf", 3), "{diags:?}");
     let diags = check_bytes("recursive.cu", b"#define A B\n#define B A\n#define S() S()\n__global__ void k() {\n  int x = A; S();\n  if (threadIdx.x) __syncthreads();\n}\n");

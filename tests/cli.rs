@@ -40,8 +40,8 @@ fn directories_are_walked_and_options_apply() {
     assert!(out.contains("reduction_early_return.hlsl:20:5"), "{out}");
     assert!(out.contains("warp_vote.cu:11:9"), "{out}");
     // A define changes what the preprocessor keeps.
-    let dir = std::env::temp_dir().join(format!("lockstep-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let f = dir.join("k.kernel");
     std::fs::write(&f, "__global__ void k() {\n#ifdef BUG\n  if (threadIdx.x) __syncthreads();\n#endif\n}\n").unwrap();
     let path = f.to_str().unwrap();
@@ -64,8 +64,8 @@ fn rules_and_explain() {
 
 #[test]
 fn one_finding_per_defect_with_a_count() {
-    let dir = std::env::temp_dir().join(format!("lockstep-cli-defect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let f = dir.join("k.cu");
     // A float4 read of the neighbour's cell: four components, one defect.
     std::fs::write(

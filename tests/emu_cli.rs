@@ -1,6 +1,6 @@
 //! `lockstep run` end to end: exit codes, outputs, human and JSON findings.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const REDUCE: &str = r#"RWStructuredBuffer<uint> data : register(u0);
@@ -25,11 +25,11 @@ void reduce(uint3 tid : SV_GroupThreadID, uint3 gid : SV_GroupID) {
 
 const LAUNCH: &str = "[buffers.data]\nfill = { start = 1, step = 1 }\nlen = 256\n[buffers.sums]\nlen = 4\noutput = \"-\"\n";
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lockstep-emu-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join("reduce.hlsl"), REDUCE).unwrap();
-    std::fs::write(d.join("launch.toml"), LAUNCH).unwrap();
+/// A scratch folder with the kernel and its launch, removed when dropped.
+fn dir(name: &str) -> tempfile::TempDir {
+    let d = tempfile::Builder::new().prefix(&format!("lockstep-emu-cli-{name}-")).tempdir().unwrap();
+    std::fs::write(d.path().join("reduce.hlsl"), REDUCE).unwrap();
+    std::fs::write(d.path().join("launch.toml"), LAUNCH).unwrap();
     d
 }
 
@@ -43,7 +43,8 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn a_correct_kernel_exits_0_and_prints_its_output_buffer() {
-    let d = dir("ok");
+    let scratch = dir("ok");
+    let d = scratch.path();
     let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "sums = [2080, 6176, 10272, 14368]\n");
@@ -56,7 +57,8 @@ fn a_correct_kernel_exits_0_and_prints_its_output_buffer() {
 
 #[test]
 fn a_missing_barrier_exits_1_with_the_hazard_in_both_formats() {
-    let d = dir("broken");
+    let scratch = dir("broken");
+    let d = scratch.path();
     let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "launch.toml", "-D", "BROKEN"]);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stdout);
@@ -76,7 +78,8 @@ fn a_missing_barrier_exits_1_with_the_hazard_in_both_formats() {
 
 #[test]
 fn output_files_are_written_next_to_the_launch_file() {
-    let d = dir("files");
+    let scratch = dir("files");
+    let d = scratch.path();
     std::fs::write(d.join("launch.toml"), LAUNCH.replace("output = \"-\"", "output = \"sums.bin\"")).unwrap();
     let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "2", "--entry", "reduce", "--input", "launch.toml", "--only-group", "1"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -87,7 +90,8 @@ fn output_files_are_written_next_to_the_launch_file() {
 
 #[test]
 fn cuda_runaway_loops_and_divergent_barriers_are_reported() {
-    let d = dir("cuda");
+    let scratch = dir("cuda");
+    let d = scratch.path();
     std::fs::write(
         d.join("k.cu"),
         "__global__ void spin(int* out) {\n    int i = 1;\n    while (i != 0) { i += 2; }\n    out[threadIdx.x] = i;\n}\n\
@@ -110,7 +114,8 @@ fn cuda_runaway_loops_and_divergent_barriers_are_reported() {
 
 #[test]
 fn a_run_that_would_not_fit_in_memory_is_refused_before_it_starts() {
-    let d = dir("memory");
+    let scratch = dir("memory");
+    let d = scratch.path();
     std::fs::write(d.join("big.toml"), "[buffers.data]\nlen = 268435456\n[buffers.sums]\nlen = 4\n").unwrap();
     let o = lockstep(&d, &["run", "reduce.hlsl", "--groups", "4", "--input", "big.toml", "--max-memory", "1G"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
@@ -127,7 +132,8 @@ fn a_run_that_would_not_fit_in_memory_is_refused_before_it_starts() {
 
 #[test]
 fn usage_and_input_errors_exit_2() {
-    let d = dir("errors");
+    let scratch = dir("errors");
+    let d = scratch.path();
     let cases: &[(&[&str], &str)] = &[
         (&["run", "missing.hlsl"], "missing.hlsl"),
         (&["run", "reduce.hlsl", "--groups", "4,x"], "`x` is not a non-negative integer"),
@@ -152,7 +158,8 @@ fn usage_and_input_errors_exit_2() {
 
 #[test]
 fn a_pipeline_constant_without_a_default_must_be_given() {
-    let d = dir("override");
+    let scratch = dir("override");
+    let d = scratch.path();
     let kernel = "override step: u32;\n@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\n@compute @workgroup_size(4)\nfn fill(@builtin(local_invocation_index) i: u32) {\n    out[i] = i * step;\n}\n";
     std::fs::write(d.join("fill.wgsl"), kernel).unwrap();
     std::fs::write(d.join("fill.toml"), "[buffers.out]\nlen = 4\noutput = \"-\"\n").unwrap();

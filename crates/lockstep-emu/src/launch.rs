@@ -224,8 +224,8 @@ mod tests {
 
     #[test]
     fn parses_every_source_kind() {
-        let dir = std::env::temp_dir().join(format!("lockstep-emu-launch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         std::fs::write(dir.join("b.bin"), [1u8, 0, 0, 0]).unwrap();
         let l = Launch::parse(
             "[constants]\nN = 4\nw = [1.5, 2]\n[buffers.a]\ndata = [1, 2]\n[buffers.b]\nfile = \"b.bin\"\n\

@@ -54,8 +54,8 @@ fn constants_and_fills_reach_the_kernel() {
 
 #[test]
 fn binary_files_round_trip() {
-    let dir = std::env::temp_dir().join(format!("lockstep-emu-launch-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(dir.join("in.bin"), &data).unwrap();
     std::fs::write(dir.join("launch.toml"), "[constants]\nscale = 1\n[buffers.input]\nfile = \"in.bin\"\n[buffers.out]\noutput = \"out.bin\"\nlen = 4\n").unwrap();
