@@ -230,7 +230,7 @@ mod tests {
         let l = Launch::parse(
             "[constants]\nN = 4\nw = [1.5, 2]\n[buffers.a]\ndata = [1, 2]\n[buffers.b]\nfile = \"b.bin\"\n\
              [buffers.c]\nfill = { start = 1, step = 2 }\nlen = 8\noutput = \"-\"\n[buffers.d]\nfill = 3\ntype = \"f32\"\noutput = \"out.bin\"\n",
-            &dir,
+            dir,
         )
         .unwrap();
         assert_eq!(l.constants, vec![("N".into(), vec![Num::Int(4)]), ("w".into(), vec![Num::Float(1.5), Num::Int(2)])]);

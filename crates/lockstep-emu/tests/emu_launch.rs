@@ -68,7 +68,7 @@ fn binary_files_round_trip() {
     assert_eq!(out.to_toml_line(), "out = [1.0, 2.0, 3.0, 4.0]");
     // A file whose size is not whole cells.
     std::fs::write(dir.join("odd.bin"), [0u8; 6]).unwrap();
-    let l = Launch::parse("[buffers.input]\nfile = \"odd.bin\"\n", &dir).unwrap();
+    let l = Launch::parse("[buffers.input]\nfile = \"odd.bin\"\n", dir).unwrap();
     let e = match run(&b.db, &b.m, b.f, &l, &RunConfig::default()) {
         Err(RunError::Launch(m)) => m,
         other => panic!("{other:?}"),
