@@ -1330,12 +1330,7 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
         // Memory of a type lockstep does not know is still memory: its
         // accesses are placed, one cell per element.
         None if space.is_some() => {
-            let mut c = n.walk();
-            for d in n.fields(ctx.fields.declarator, &mut c) {
-                if let Some(name) = declarator_name(ctx, d) {
-                    ctx.unknown_typed.insert(name);
-                }
-            }
+            declares_memory_of_unknown_type(ctx, n);
             unknown_element_type(ctx, type_node)
         }
         None => return,
@@ -1422,6 +1417,17 @@ pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) -> SrcTy
     let span = ctx.span(type_node);
     ctx.undeclared_name(&name, span, true);
     SrcType::Scalar(Type::F32)
+}
+
+/// Records the names a declaration of memory of an unknown type declares:
+/// accesses through them are covered by the file's note on the type.
+pub fn declares_memory_of_unknown_type<'t>(ctx: &mut Ctx<'t>, declaration: Node<'t>) {
+    let mut c = declaration.walk();
+    for d in declaration.fields(ctx.fields.declarator, &mut c) {
+        if let Some(name) = declarator_name(ctx, d) {
+            ctx.unknown_typed.insert(name);
+        }
+    }
 }
 
 /// The pipeline constant id a declaration's layout gives it (GLSL

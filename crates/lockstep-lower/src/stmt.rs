@@ -908,12 +908,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let mut base = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
         // Shared memory of a type lockstep does not know is still memory.
         if let (None, Some(MemSpace::Shared), Some(t)) = (&base, space, n.field(self.cx.fields.ty)) {
-            let mut c = n.walk();
-            for d in n.fields(self.cx.fields.declarator, &mut c) {
-                if let Some(name) = declarator_name(self.cx, d) {
-                    self.cx.unknown_typed.insert(name);
-                }
-            }
+            crate::module::declares_memory_of_unknown_type(self.cx, n);
             base = Some(crate::module::unknown_element_type(self.cx, t));
         }
         let mut c = n.walk();
@@ -1503,18 +1498,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// so, and an operation every analysis treats as reading and writing any
     /// memory (never a silently dropped access).
     pub fn unmodelled(&mut self, n: Node, what: String, operands: Vec<Value>, span: Span) -> Value {
-        // Memory of an unknown type, or named by an undeclared name: the
-        // file's note on undeclared names says so.
-        if !self.in_memory_of_unknown_type(n) {
+        if !self.covered_by_undeclared_note(n) {
             self.diag("unsupported", n, format!("{what} is not modelled; lockstep assumes it may read and write any shared or device memory"));
         }
         self.emit(Op::Call(lockstep_ir::Callee::Unmodelled(what), operands), Type::I32, span)
     }
 
-    /// Whether an access path (`data_a[i].scales[j]`, `blk.data[i]`) starts
-    /// from memory declared with a type the file does not declare, or from
-    /// a name it declares nowhere (then recorded as such).
-    fn in_memory_of_unknown_type(&mut self, n: Node) -> bool {
+    /// Whether the file's note on undeclared names covers an access path
+    /// (`data_a[i].scales[j]`, `blk.data[i]`): it starts from memory of a
+    /// type the file does not declare, or from a name the file declares
+    /// nowhere, which this records for the note.
+    fn covered_by_undeclared_note(&mut self, n: Node) -> bool {
         let mut x = n;
         for _ in 0..64 {
             let next = match self.cx.kind(x) {
