@@ -167,3 +167,16 @@ __global__ void k(int* out)\n\
     let diags = check_bytes("class_constants.cu", src);
     assert!(has(&diags, "unsupported", 7), "{diags:?}");
 }
+
+#[test]
+fn many_undeclared_names_make_one_note_and_the_rest_is_analysed() {
+    let mut src = String::from("__global__ void k(int* o) {\n  int x = 0;\n");
+    for i in 0..20_000 {
+        src.push_str(&format!("  x += U{i};\n"));
+    }
+    src.push_str("  if (threadIdx.x) __syncthreads();\n  o[0] = x;\n}\n");
+    let diags = check_bytes("undeclared.cu", src.as_bytes());
+    assert_eq!(diags.iter().filter(|(r, _)| r == "unsupported").count(), 1, "{:?}", &diags[..diags.len().min(5)]);
+    assert!(has(&diags, "unsupported", 3), "{:?}", &diags[..diags.len().min(5)]);
+    assert!(has(&diags, "barrier-in-divergent-cf", 20_003), "{:?}", &diags[..diags.len().min(5)]);
+}

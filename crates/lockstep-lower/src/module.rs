@@ -38,6 +38,10 @@ type StaticKey = (usize, String, Vec<(String, i64)>);
 /// class template recursing on an ever-growing argument).
 const MAX_STATIC_VALUES: usize = 10_000;
 
+/// The note on undeclared names labels the first use of at most this many
+/// of them besides the first (its message counts the rest).
+const MAX_UNDECLARED_LABELS: usize = 16;
+
 /// Nesting deeper than this is skipped with a diagnostic instead of recursing.
 pub const MAX_NESTING: u32 = 400;
 
@@ -92,6 +96,8 @@ pub struct Ctx<'t> {
     /// and whether they name a type: one note for the file names them all
     /// ([`Ctx::undeclared_note`]).
     undeclared: Vec<(String, Span, bool)>,
+    /// The names in `undeclared`, for the check at each use.
+    undeclared_seen: FxHashSet<String>,
     /// Memory declared with a type the file declares nowhere, by the name
     /// its accesses start from: the note on the type covers them.
     pub unknown_typed: FxHashSet<String>,
@@ -138,7 +144,7 @@ impl<'t> Ctx<'t> {
     /// Records a use of a name the file declares nowhere (a macro of the
     /// build or of a header lockstep did not see).
     pub fn undeclared_name(&mut self, name: &str, span: Span, is_type: bool) {
-        if !self.undeclared.iter().any(|(seen, ..)| seen == name) {
+        if self.undeclared_seen.insert(name.to_string()) {
             self.undeclared.push((name.to_string(), span, is_type));
         }
     }
@@ -173,7 +179,7 @@ impl<'t> Ctx<'t> {
         )
         .with_primary_label(format!("`{first}` is first used here"))
         .with_note("define them with `-D NAME=VALUE` (or in the configuration) to analyse the code as the build compiles it");
-        for (name, at, _) in rest {
+        for (name, at, _) in rest.iter().take(MAX_UNDECLARED_LABELS) {
             d = d.with_label(*at, format!("`{name}` is first used here"));
         }
         Some(d)
@@ -807,6 +813,7 @@ pub fn lower_tree_streaming(
         typedefs: FxHashMap::default(),
         function_values: Vec::new(),
         undeclared: Vec::new(),
+        undeclared_seen: FxHashSet::default(),
         unknown_typed: FxHashSet::default(),
         classes: FxHashMap::default(),
         globals: FxHashMap::default(),
