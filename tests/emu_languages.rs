@@ -515,3 +515,26 @@ fn opencl_helpers_write_through_pointers_to_locals() {
     let want: Vec<u32> = [18u32, 52, 171, 255].iter().map(|&v| (v >> 4) * 100 + (v & 15) + 10000 * v).collect();
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
+
+/// Narrow integers wrap at their width, and a `half` view reached through a
+/// byte offset (ggml's way of addressing tensors) reads the value the bytes
+/// start at.
+#[test]
+fn opencl_bytes_wrap_and_byte_offsets_reach_their_value() {
+    let src = r#"__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void bytes(__global const uchar* small, __global const half* vals, ulong offset, __global uint* out)
+{
+    uint i = get_global_id(0);
+    uchar x = small[i];
+    x += 200;
+    __global const half* v = (__global const half*)((__global const char*)vals + offset);
+    out[i] = x + (uint)v[i];
+}
+"#;
+    let launch = "[constants]\noffset = 8\n[buffers.small]\nfill = { start = 0, step = 1 }\nlen = 64\n[buffers.vals]\nfill = { start = 0, step = 1 }\nlen = 128\n[buffers.out]\nlen = 64\n";
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("bytes.cl", Lang::OpenCl, src, "bytes", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<u32> = (0..64u32).map(|i| (i + 200) % 256 + i + 4).collect();
+    assert_eq!(o.buffer("out").unwrap().u32s(), want);
+}

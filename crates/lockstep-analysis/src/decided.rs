@@ -234,7 +234,7 @@ fn evaluate_at(f: &Function, v: Value, leaf: &dyn Fn(Value, &Op) -> Option<i128>
                 BinOp::Add => x + y,
                 BinOp::Sub => x - y,
                 BinOp::Mul => x.checked_mul(y)?,
-                BinOp::Div => x.checked_div(y)?,
+                BinOp::Div | BinOp::ExactDiv => x.checked_div(y)?,
                 BinOp::Rem => x.checked_rem(y)?,
                 BinOp::And => x & y,
                 BinOp::Or => x | y,

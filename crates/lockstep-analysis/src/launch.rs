@@ -306,7 +306,7 @@ fn scaled_quotient(f: &Function, v: Value, stride: u64) -> Option<(Value, u64)> 
         _ => return None,
     };
     match &f.inst(quotient).op {
-        Op::Binary(BinOp::Div, x, c) => Some((*x, f.as_int(*c).filter(|&c| c > 0)? as u64)),
+        Op::Binary(BinOp::Div | BinOp::ExactDiv, x, c) => Some((*x, f.as_int(*c).filter(|&c| c > 0)? as u64)),
         Op::Binary(BinOp::Shr, x, c) => Some((*x, 1u64 << f.as_int(*c).filter(|&c| (0..32).contains(&c))?)),
         _ => None,
     }

@@ -416,7 +416,7 @@ impl Uniformity {
                 }
                 args
             }
-            Op::Binary(op @ (BinOp::Div | BinOp::Shr | BinOp::And), x, y) => {
+            Op::Binary(op @ (BinOp::Div | BinOp::ExactDiv | BinOp::Shr | BinOp::And), x, y) => {
                 let args = min_operands(None);
                 if args.0 < Level::Wave && !self.language_rules && self.wave_aligned(f, *op, *x, *y) {
                     let rest = min_operands(Some(*x));
@@ -495,7 +495,7 @@ impl Uniformity {
         }
         let w = self.wave_size as i64;
         match op {
-            BinOp::Div => k > 0 && k % w == 0,
+            BinOp::Div | BinOp::ExactDiv => k > 0 && k % w == 0,
             BinOp::Shr => (0..63).contains(&k) && (1i64 << k) % w == 0,
             BinOp::And => k & (w - 1) == 0,
             _ => false,

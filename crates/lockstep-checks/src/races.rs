@@ -215,7 +215,7 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
                 (Some("a value each thread picks by a condition (`c ? a : b`, `select`)".to_string()), true)
             }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
-            Op::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
+            Op::Binary(BinOp::Div | BinOp::ExactDiv | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
             _ => (None, false),
         };
         if let Some(w) = words {

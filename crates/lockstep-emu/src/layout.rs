@@ -65,6 +65,10 @@ fn encode(n: Num, ty: Type, what: &str) -> Result<u64, String> {
         Num::Int(i) => {
             let fits = match t {
                 Ty::Bool => i == 0 || i == 1,
+                Ty::I8 => i8::try_from(i).is_ok(),
+                Ty::U8 => u8::try_from(i).is_ok(),
+                Ty::I16 => i16::try_from(i).is_ok(),
+                Ty::U16 => u16::try_from(i).is_ok(),
                 Ty::I32 => i32::try_from(i).is_ok(),
                 Ty::U32 => u32::try_from(i).is_ok(),
                 Ty::U64 => i >= 0,
@@ -80,6 +84,7 @@ fn encode(n: Num, ty: Type, what: &str) -> Result<u64, String> {
 
 fn cell_bytes(ty: Type) -> usize {
     match Ty::of(ty).width() {
+        8 => 1,
         16 => 2,
         64 => 8,
         _ => 4,

@@ -14,6 +14,10 @@ use lockstep_ir::{BinOp, CmpOp, MathFn, Type, UnOp};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ty {
     Bool,
+    I8,
+    U8,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -28,6 +32,10 @@ impl Ty {
     pub fn of(t: Type) -> Ty {
         match t {
             Type::Bool => Ty::Bool,
+            Type::I8 => Ty::I8,
+            Type::U8 => Ty::U8,
+            Type::I16 => Ty::I16,
+            Type::U16 => Ty::U16,
             Type::I32 => Ty::I32,
             Type::U32 | Type::Void => Ty::U32,
             Type::I64 => Ty::I64,
@@ -42,12 +50,13 @@ impl Ty {
         matches!(self, Ty::F16 | Ty::F32 | Ty::F64)
     }
     pub fn is_signed(self) -> bool {
-        matches!(self, Ty::I32 | Ty::I64)
+        matches!(self, Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64)
     }
     pub fn width(self) -> u32 {
         match self {
             Ty::Bool => 1,
-            Ty::F16 => 16,
+            Ty::I8 | Ty::U8 => 8,
+            Ty::I16 | Ty::U16 | Ty::F16 => 16,
             Ty::I32 | Ty::U32 | Ty::F32 => 32,
             Ty::I64 | Ty::U64 | Ty::F64 | Ty::Ptr => 64,
         }
@@ -79,7 +88,7 @@ pub(crate) fn split_ptr(p: u64) -> (u32, i64) {
 #[inline]
 pub(crate) fn as_i64(ty: Ty, bits: u64) -> i64 {
     match ty {
-        Ty::I32 => bits as u32 as i32 as i64,
+        Ty::I8 | Ty::I16 | Ty::I32 => sext(ty, bits),
         Ty::F16 | Ty::F32 | Ty::F64 => to_f64(ty, bits) as i64,
         _ => bits as i64,
     }
@@ -91,7 +100,7 @@ pub(crate) fn to_f64(ty: Ty, bits: u64) -> f64 {
         Ty::F16 => f16::from_bits(bits as u16).to_f64(),
         Ty::F32 => f32::from_bits(bits as u32) as f64,
         Ty::F64 => f64::from_bits(bits),
-        Ty::I32 | Ty::I64 => as_i64(ty, bits) as f64,
+        Ty::I8 | Ty::I16 | Ty::I32 | Ty::I64 => as_i64(ty, bits) as f64,
         _ => bits as f64,
     }
 }
@@ -104,6 +113,10 @@ pub(crate) fn from_f64(ty: Ty, x: f64) -> u64 {
         Ty::F32 => (x as f32).to_bits() as u64,
         Ty::F64 => x.to_bits(),
         Ty::Bool => (x != 0.0) as u64,
+        Ty::I8 => x as i8 as u8 as u64,
+        Ty::U8 => x as u8 as u64,
+        Ty::I16 => x as i16 as u16 as u64,
+        Ty::U16 => x as u16 as u64,
         Ty::I32 => x as i32 as u32 as u64,
         Ty::U32 => x as u32 as u64,
         Ty::I64 => x as i64 as u64,
@@ -113,10 +126,11 @@ pub(crate) fn from_f64(ty: Ty, x: f64) -> u64 {
 
 #[inline]
 fn sext(ty: Ty, bits: u64) -> i64 {
-    if ty.width() == 32 {
-        bits as u32 as i32 as i64
-    } else {
-        bits as i64
+    match ty.width() {
+        8 => bits as u8 as i8 as i64,
+        16 => bits as u16 as i16 as i64,
+        32 => bits as u32 as i32 as i64,
+        _ => bits as i64,
     }
 }
 
@@ -149,7 +163,7 @@ pub(crate) fn binary(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
             BinOp::Mul => x * y,
-            BinOp::Div => x / y,
+            BinOp::Div | BinOp::ExactDiv => x / y,
             BinOp::Rem => x % y,
             // Shifts of floats do not exist in the source languages; keep the left operand.
             _ => x,
@@ -163,11 +177,12 @@ pub(crate) fn binary(op: BinOp, ty: Ty, a: u64, b: u64) -> u64 {
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
         // Division by zero is undefined on GPUs; D3D returns all ones, so do we.
-        BinOp::Div if b & mask == 0 => u64::MAX,
+        // Exactness is a promise to the analyses; the quotient is the same.
+        BinOp::Div | BinOp::ExactDiv if b & mask == 0 => u64::MAX,
         BinOp::Rem if b & mask == 0 => u64::MAX,
-        BinOp::Div if ty.is_signed() => sext(ty, a).wrapping_div(sext(ty, b)) as u64,
+        BinOp::Div | BinOp::ExactDiv if ty.is_signed() => sext(ty, a).wrapping_div(sext(ty, b)) as u64,
         BinOp::Rem if ty.is_signed() => sext(ty, a).wrapping_rem(sext(ty, b)) as u64,
-        BinOp::Div => (a & mask) / (b & mask),
+        BinOp::Div | BinOp::ExactDiv => (a & mask) / (b & mask),
         BinOp::Rem => (a & mask) % (b & mask),
         BinOp::And | BinOp::LAnd => a & b,
         BinOp::Or | BinOp::LOr => a | b,
@@ -399,6 +414,17 @@ mod tests {
         assert_eq!(binary(BinOp::Div, Ty::U32, 5, 0), 0xffff_ffff);
         assert_eq!(compare(CmpOp::Lt, Ty::I32, 0xffff_ffff, 0), 1);
         assert_eq!(compare(CmpOp::Lt, Ty::U32, 0xffff_ffff, 0), 0);
+    }
+
+    #[test]
+    fn narrow_integers_truncate_and_extend_by_sign() {
+        assert_eq!(convert(Ty::I32, Ty::U8, 256 + 7), 7);
+        assert_eq!(convert(Ty::I8, Ty::I32, 0xff), 0xffff_ffff);
+        assert_eq!(convert(Ty::U8, Ty::I32, 0xff), 0xff);
+        assert_eq!(convert(Ty::I16, Ty::F32, 0x8000), f(-32768.0));
+        assert_eq!(convert(Ty::F32, Ty::I8, f(-2.0)), 0xfe);
+        assert_eq!(compare(CmpOp::Lt, Ty::I8, 0x80, 0), 1);
+        assert_eq!(binary(BinOp::Add, Ty::U8, 0xff, 1), 0);
     }
 
     #[test]

@@ -373,6 +373,10 @@ impl Function {
     pub fn as_int(&self, v: Value) -> Option<i64> {
         match self.as_const(v)? {
             Const::Int(bits) => Some(match self.inst(v).ty {
+                Type::I8 => *bits as u8 as i8 as i64,
+                Type::U8 => *bits as u8 as i64,
+                Type::I16 => *bits as u16 as i16 as i64,
+                Type::U16 => *bits as u16 as i64,
                 Type::I32 => *bits as u32 as i32 as i64,
                 Type::U32 => *bits as u32 as i64,
                 _ => *bits as i64,

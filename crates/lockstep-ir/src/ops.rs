@@ -20,6 +20,10 @@ pub enum BinOp {
     Sub,
     Mul,
     Div,
+    /// A division known to leave no remainder (LLVM's `exact`): a byte
+    /// offset into memory of wider values, which alignment makes a whole
+    /// number of them.
+    ExactDiv,
     Rem,
     And,
     Or,

@@ -8,6 +8,12 @@ use std::fmt;
 pub enum Type {
     Void,
     Bool,
+    /// 8- and 16-bit integers are storage types (`char`, `short`, `uint8_t`):
+    /// front ends promote them to 32 bits for arithmetic, as C does.
+    I8,
+    U8,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -21,10 +27,14 @@ pub enum Type {
 
 impl Type {
     pub fn is_int(self) -> bool {
-        matches!(self, Type::I32 | Type::U32 | Type::I64 | Type::U64)
+        matches!(self, Type::I8 | Type::U8 | Type::I16 | Type::U16 | Type::I32 | Type::U32 | Type::I64 | Type::U64)
     }
     pub fn is_signed(self) -> bool {
-        matches!(self, Type::I32 | Type::I64)
+        matches!(self, Type::I8 | Type::I16 | Type::I32 | Type::I64)
+    }
+    /// An integer narrower than 32 bits, which C promotes before arithmetic.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, Type::I8 | Type::U8 | Type::I16 | Type::U16)
     }
     pub fn is_float(self) -> bool {
         matches!(self, Type::F16 | Type::F32 | Type::F64)
@@ -33,7 +43,8 @@ impl Type {
         match self {
             Type::Void => 0,
             Type::Bool => 1,
-            Type::F16 => 16,
+            Type::I8 | Type::U8 => 8,
+            Type::I16 | Type::U16 | Type::F16 => 16,
             Type::I32 | Type::U32 | Type::F32 => 32,
             Type::I64 | Type::U64 | Type::F64 | Type::Ptr(_) => 64,
         }
@@ -45,6 +56,10 @@ impl fmt::Display for Type {
         match self {
             Type::Void => f.write_str("void"),
             Type::Bool => f.write_str("bool"),
+            Type::I8 => f.write_str("i8"),
+            Type::U8 => f.write_str("u8"),
+            Type::I16 => f.write_str("i16"),
+            Type::U16 => f.write_str("u16"),
             Type::I32 => f.write_str("i32"),
             Type::U32 => f.write_str("u32"),
             Type::I64 => f.write_str("i64"),

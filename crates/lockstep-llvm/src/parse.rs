@@ -1039,11 +1039,12 @@ impl<'c> FnParser<'c> {
             });
         }
         let mut offset = offset.expect("offset has a constant or a term");
-        // Byte-addressed GEPs (`getelementptr i8, ...`) over a known array of wider cells.
+        // Byte-addressed GEPs (`getelementptr i8, ...`) over a known array of
+        // wider cells: the accesses they feed are aligned, so the division is exact.
         if src == LType::Int(8) {
             if let Some(size) = self.pointee_bytes(base).filter(|&s| s > 1) {
                 let s = self.int_const(size as i64);
-                offset = self.emit(Op::Binary(BinOp::Div, offset, s), Type::I64);
+                offset = self.emit(Op::Binary(BinOp::ExactDiv, offset, s), Type::I64);
             }
         }
         let ty = self.lt(&bt);

@@ -224,9 +224,9 @@ define void @f(i64 %i) {
     // pair 5 starts at cell 20; field 1 at +1; element 2 of it at +2.
     assert_eq!(stores[0].root, Root::Global(GlobalId(0)));
     assert_eq!(f.as_int(stores[0].index), Some(23));
-    // A byte offset over an i32 array: 12 bytes are 3 cells.
+    // A byte offset over an i32 array: 12 bytes are 3 cells (exactly: the store is aligned).
     assert_eq!(stores[1].root, Root::Global(GlobalId(1)));
-    let Op::Binary(BinOp::Div, bytes, size) = f.inst(stores[1].index).op else { panic!("{:?}", f.inst(stores[1].index).op) };
+    let Op::Binary(BinOp::ExactDiv, bytes, size) = f.inst(stores[1].index).op else { panic!("{:?}", f.inst(stores[1].index).op) };
     assert_eq!((f.as_int(bytes), f.as_int(size)), (Some(12), Some(4)));
     // A variable index is scaled by the 4 cells of a pair.
     let Op::Binary(BinOp::Mul, i, stride) = f.inst(stores[2].index).op else { panic!("{:?}", f.inst(stores[2].index).op) };

@@ -4,6 +4,7 @@ use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrins
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
+use crate::view::View;
 use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Offsets, Place, RV};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
@@ -11,8 +12,19 @@ use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
 use std::borrow::Cow;
 
+/// The type C computes an operand of an arithmetic operation in: booleans
+/// and integers narrower than 32 bits are promoted to `int`.
+fn promoted(t: Type) -> Type {
+    if t == Type::Bool || t.is_narrow_int() {
+        Type::I32
+    } else {
+        t
+    }
+}
+
 /// The common type of a binary arithmetic operation (usual arithmetic conversions, simplified).
 fn arith_type(a: Type, b: Type) -> Type {
+    let (a, b) = (promoted(a), promoted(b));
     let rank = |t: Type| match t {
         Type::F64 => 9,
         Type::F32 => 8,
@@ -23,11 +35,10 @@ fn arith_type(a: Type, b: Type) -> Type {
         Type::Ptr(_) => 10,
         _ => 3,
     };
-    let t = if rank(a) >= rank(b) { a } else { b };
-    if t == Type::Bool {
-        Type::I32
+    if rank(a) >= rank(b) {
+        a
     } else {
-        t
+        b
     }
 }
 
@@ -93,6 +104,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 (Const::Float(x), false) => Some(Const::Int(x as i64 as u64)),
                 (Const::Bool(b), true) => Some(Const::Float(b as u8 as f64)),
             };
+            // A narrow integer keeps the low bits (`(uchar)300` is 44).
+            let folded = match folded {
+                Some(Const::Int(bits)) if to.is_narrow_int() => Some(Const::Int(bits & ((1 << to.bits()) - 1))),
+                other => other,
+            };
             if let Some(c) = folded {
                 return self.konst(to, c, span);
             }
@@ -149,6 +165,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Place::Mem { space, root, base, offsets, ty: SrcType::Array(elem, _) } = p else { return None };
         let first = self.offset(*base, offsets.first().unwrap_or(0), span);
         let ptr = self.emit(Op::AddrOf(*root, first), Type::Ptr(*space), span);
+        self.points_into(ptr, elem);
         Some(RV { vals: vec![ptr], ty: SrcType::Pointer(elem.clone(), *space) })
     }
 
@@ -361,14 +378,24 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     SrcType::Pointer(e, _) => cell_bits(e),
                     _ => None,
                 };
+                if let (Some(&ptr), SrcType::Pointer(from_elem, _)) = (rv.vals.first(), &rv.ty) {
+                    match self.view_at(ptr, &elem, span) {
+                        Some(View::Bytes(_)) => {
+                            self.start_byte_view(ptr, from_elem, span);
+                            return RV { ty: SrcType::Pointer(elem, space), vals: rv.vals };
+                        }
+                        Some(View::Cells { .. }) => return RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },
+                        None => {}
+                    }
+                }
                 match (from, cell_bits(&elem), rv.vals.first()) {
-                    (Some(a), Some(b), Some(&ptr)) if a != b => {
+                    (Some(a), Some(b), Some(&ptr)) if a != b && !self.reaches_opaque_view(ptr) => {
                         self.diag(
                             "unsupported",
                             v,
                             "a cast between pointers to elements of different sizes is not modelled; accesses through it may touch any element of the memory it points into".to_string(),
                         );
-                        let view = self.emit(Op::Call(lockstep_ir::Callee::Opaque("reinterpreting pointer cast".into()), vec![ptr]), Type::Ptr(space), span);
+                        let view = self.emit(Op::Call(lockstep_ir::Callee::Opaque(crate::view::OPAQUE_VIEW.into()), vec![ptr]), Type::Ptr(space), span);
                         RV { ty: SrcType::Pointer(elem, space), vals: vec![view] }
                     }
                     _ => RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },
@@ -877,7 +904,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
-    fn add_index(&mut self, base: Value, add: Value, span: Span) -> Value {
+    pub(crate) fn add_index(&mut self, base: Value, add: Value, span: Span) -> Value {
         if self.f.as_int(base) == Some(0) {
             return add;
         }
@@ -929,8 +956,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// Resolves a pointer value to a root and a cell index where the chain of
     /// address computations allows; otherwise addresses through the pointer.
     fn pointer_place(&mut self, p: Value, elem: &SrcType, sp: MemSpace, index: Option<Value>, span: Span) -> Place {
-        let cells = elem.cells(&self.cx.structs).max(1);
+        let (cells, offsets, wide) = match self.view_at(p, elem, span) {
+            Some(View::Cells { stride, offsets, wide }) => (stride, offsets, Some(wide)),
+            Some(View::Bytes(_)) => {
+                let view = self.part_of_cell_view(p, elem, span);
+                return self.pointer_place(view, elem, sp, index, span);
+            }
+            None => {
+                let cells = elem.cells(&self.cx.structs).max(1);
+                (cells, Offsets::Dense(cells.min(1 << 16) as u32), None)
+            }
+        };
         let (root, mut base) = self.resolve_pointer(p, span);
+        if let Some(wide) = wide {
+            self.record_view(root, elem, wide, span);
+        }
         if let Some(i) = index {
             let t = self.f.inst(i).ty;
             let scaled = if cells == 1 {
@@ -947,7 +987,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Root::Local(_) => MemSpace::Private,
             Root::Ptr(_) => sp,
         };
-        Place::Mem { space, root, base, offsets: Offsets::Dense(cells.min(1 << 16) as u32), ty: elem.clone() }
+        Place::Mem { space, root, base, offsets, ty: elem.clone() }
     }
 
     fn resolve_pointer(&mut self, p: Value, span: Span) -> (Root, Value) {
@@ -993,6 +1033,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Some(Place::Mem { space, root, base, offsets, ty }) => {
                 let idx = self.offset(base, offsets.first().unwrap_or(0), span);
                 let v = self.emit(Op::AddrOf(root, idx), Type::Ptr(space), span);
+                self.points_into(v, &ty);
                 RV { vals: vec![v], ty: SrcType::Pointer(Box::new(ty), space) }
             }
             _ => {
@@ -1075,7 +1116,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .iter()
                     .map(|&v| {
                         let t = self.f.inst(v).ty;
-                        let (v, t) = if t == Type::Bool { (self.convert(v, Type::I32, span), Type::I32) } else { (v, t) };
+                        let (v, t) = if promoted(t) != t { (self.convert(v, Type::I32, span), Type::I32) } else { (v, t) };
                         if let (UnOp::Neg, Some(c)) = (u, self.f.as_const(v).cloned()) {
                             let folded = match c {
                                 Const::Int(_) => Const::Int(self.f.as_int(v).unwrap_or(0).wrapping_neg() as u64),
@@ -1100,7 +1141,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
             if op == "+" || op == "-" {
                 let (Some(&p), Some(&i)) = (a.vals.first(), b.vals.first()) else { return a };
                 let i = self.index_value(i, span);
-                let cells = elem.cells(&self.cx.structs).max(1) as i64;
+                let cells = match self.view_at(p, elem, span) {
+                    Some(View::Cells { stride, .. }) => stride as i64,
+                    Some(View::Bytes(bytes)) => {
+                        let i = if op == "-" { self.emit(Op::Unary(UnOp::Neg, i), self.f.inst(i).ty, span) } else { i };
+                        let v = match self.byte_view_add(p, i, bytes, span) {
+                            Some(v) => v,
+                            None => self.lost_byte_offset(p, span),
+                        };
+                        return RV { vals: vec![v], ty: a.ty.clone() };
+                    }
+                    None => elem.cells(&self.cx.structs).max(1) as i64,
+                };
                 let t = self.f.inst(i).ty;
                 let mut k = i;
                 if cells != 1 {
@@ -1172,7 +1224,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         _ => self.emit(Op::Binary(bo, x, y), Type::Bool, span),
                     }
                 } else if matches!(bo, BinOp::Shl | BinOp::Shr) {
-                    let t = if tx == Type::Bool { Type::I32 } else { tx };
+                    let t = promoted(tx);
                     let x = self.convert(x, t, span);
                     let y = self.convert(y, t, span);
                     result_t = t;
@@ -1194,14 +1246,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// Folds integer constants (so `N/2` stays a literal) or emits the operation.
-    fn fold_or_emit(&mut self, op: BinOp, x: Value, y: Value, t: Type, span: Span) -> Value {
+    pub(crate) fn fold_or_emit(&mut self, op: BinOp, x: Value, y: Value, t: Type, span: Span) -> Value {
         if t.is_int() {
             if let (Some(a), Some(b)) = (self.f.as_int(x), self.f.as_int(y)) {
                 let r = match op {
                     BinOp::Add => Some(a.wrapping_add(b)),
                     BinOp::Sub => Some(a.wrapping_sub(b)),
                     BinOp::Mul => Some(a.wrapping_mul(b)),
-                    BinOp::Div => a.checked_div(b),
+                    BinOp::Div | BinOp::ExactDiv => a.checked_div(b),
                     BinOp::Rem => a.checked_rem(b),
                     BinOp::And => Some(a & b),
                     BinOp::Or => Some(a | b),

@@ -19,6 +19,7 @@ mod srctype;
 mod ssa;
 mod stmt;
 mod template;
+mod view;
 mod wgsl;
 
 use lockstep_diag::Diagnostic;

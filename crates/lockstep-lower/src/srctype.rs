@@ -225,10 +225,12 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
     let scalar_of = |base: &str| -> Option<Type> {
         Some(match base {
             "bool" => Type::Bool,
-            "int" | "int32_t" | "min16int" | "min12int" | "short" | "int16_t" | "char" | "signed" | "signed char"
-            | "int8_t" | "dword_signed" | "long" => Type::I32,
-            "uint" | "unsigned" | "unsigned int" | "uint32_t" | "min16uint" | "dword" | "ushort" | "uint16_t" | "unsigned short"
-            | "unsigned char" | "uchar" | "uint8_t" | "size_t" | "unsigned long" => Type::U32,
+            "char" | "signed char" | "int8_t" => Type::I8,
+            "unsigned char" | "uchar" | "uint8_t" => Type::U8,
+            "short" | "signed short" | "int16_t" => Type::I16,
+            "ushort" | "uint16_t" | "unsigned short" => Type::U16,
+            "int" | "int32_t" | "min16int" | "min12int" | "signed" | "dword_signed" | "long" => Type::I32,
+            "uint" | "unsigned" | "unsigned int" | "uint32_t" | "min16uint" | "dword" | "size_t" | "unsigned long" => Type::U32,
             "int64_t" | "long long" | "longlong" | "long long int" | "ptrdiff_t" => Type::I64,
             "uint64_t" | "unsigned long long" | "ulonglong" | "unsigned long long int" | "ulong" => Type::U64,
             "half" | "float16_t" | "min16float" | "min10float" | "__half" => Type::F16,
@@ -257,7 +259,6 @@ pub fn parse_numeric(name: &str) -> Option<SrcType> {
         "dim" => Some(Type::U32),
         "longlong" => Some(Type::I64),
         "ulonglong" => Some(Type::U64),
-        "uchar" | "ushort" => Some(Type::U32),
         _ => None,
     })?;
     let mut parts = dims.split('x');
@@ -294,5 +295,9 @@ mod tests {
         assert_eq!(parse_numeric("Texture2D"), None);
         assert_eq!(parse_numeric("float5"), None);
         assert_eq!(parse_numeric("float32"), Some(SrcType::Vector(Type::F32, 32)));
+        assert_eq!(parse_numeric("uchar4"), Some(SrcType::Vector(Type::U8, 4)));
+        assert_eq!(parse_numeric("char"), Some(SrcType::Scalar(Type::I8)));
+        assert_eq!(parse_numeric("short2"), Some(SrcType::Vector(Type::I16, 2)));
+        assert_eq!(parse_numeric("uint16_t"), Some(SrcType::Scalar(Type::U16)));
     }
 }

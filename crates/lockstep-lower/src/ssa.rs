@@ -175,16 +175,44 @@ impl Ssa {
         self.incomplete.values().any(|list| list.iter().any(|&(_, p)| p == phi))
     }
 
+    /// The values an open phi receives from the predecessors known so far
+    /// (a loop's entry edge), read without making phis.
+    pub fn known_incoming(&self, phi: Value) -> Vec<Value> {
+        let Some((block, var)) = self.incomplete.iter().find_map(|(b, list)| list.iter().find(|&&(_, p)| p == phi).map(|&(v, _)| (*b, v))) else {
+            return Vec::new();
+        };
+        self.preds[block.index()].iter().filter_map(|&p| self.peek(var, p)).collect()
+    }
+
+    /// The value of `var` at the end of `block` where no phi is needed to know it.
+    fn peek(&self, var: Var, mut block: BlockId) -> Option<Value> {
+        for _ in 0..=self.preds.len() {
+            if let Some(&v) = self.defs.get(&(var, block)) {
+                return Some(v);
+            }
+            match self.preds[block.index()].as_slice() {
+                [only] => block = *only,
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// Seals a function's entry block, which no edge reaches but runs.
     pub fn seal_entry(&mut self, block: BlockId) {
         self.sealed[block.index()] = true;
     }
 
-    /// Seals every block still open (after lowering) and removes trivial phis.
-    pub fn finish(&mut self, f: &mut Function) {
+    /// Seals every block still open (after lowering): every phi is complete.
+    pub fn seal_all(&mut self, f: &mut Function) {
         for b in 0..f.blocks.len() {
             self.seal(f, BlockId(b as u32));
         }
+    }
+
+    /// Seals every block still open (after lowering) and removes trivial phis.
+    pub fn finish(&mut self, f: &mut Function) {
+        self.seal_all(f);
         remove_trivial_phis(f);
     }
 }

@@ -150,6 +150,8 @@ pub struct FnLowerer<'c, 't> {
     pub unknown_names: FxHashSet<String>,
     /// Each invocation's own globals ([`GlobalBinding::PerThread`]), seen from every scope.
     per_thread: FxHashMap<String, Binding>,
+    /// What lockstep knows of the memory behind pointer values ([`crate::view`]).
+    pub(crate) pointer_views: crate::view::PointerViews,
 }
 
 impl<'c, 't> FnLowerer<'c, 't> {
@@ -203,6 +205,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             lambdas: Vec::new(),
             unknown_names: FxHashSet::default(),
             per_thread: FxHashMap::default(),
+            pointer_views: Default::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal_entry(entry);
@@ -236,6 +239,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let end = l.span_end(def);
         l.terminate(Terminator::Return(None), end, None);
+        l.ssa.seal_all(&mut l.f);
+        l.check_assumed_cells();
+        l.note_mixed_views();
         let mut f = std::mem::replace(&mut l.f, Function::new("", span));
         l.ssa.finish(&mut f);
         f.remove_unreachable_blocks();
@@ -488,7 +494,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             .map(|&t| {
                 let idx = self.f.params.len() as u32;
                 self.f.params.push(Param { name: name.to_string(), ty: t, span, noalias: false });
-                self.emit(Op::Param(idx), t, span)
+                let v = self.emit(Op::Param(idx), t, span);
+                if let SrcType::Pointer(pointee, _) = ty {
+                    self.points_into(v, pointee);
+                }
+                v
             })
             .collect()
     }
@@ -520,6 +530,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let g = self.cx.add_global(name, GlobalKind::DynamicShared, MemSpace::Shared, &array, false, span);
         let zero = self.int(Type::U32, 0, span);
         let pointer = self.emit(Op::AddrOf(Root::Global(g), zero), Type::Ptr(MemSpace::Shared), span);
+        self.points_into(pointer, elem);
         let vars = self.new_vars(ty, name);
         self.ssa.write(vars[0], self.cur, pointer);
         Some(Place::Vars { vars, ty: SrcType::Pointer(elem.clone(), MemSpace::Shared) })

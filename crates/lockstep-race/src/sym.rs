@@ -924,6 +924,27 @@ impl Build<'_> {
                 Some(c) if (0..40).contains(&c) => a.scale(1 << c),
                 _ => self.func(FnOp::Shl, a, b, -INF, INF),
             },
+            // Alignment leaves no remainder: `a` is exactly `c` times the quotient.
+            BinOp::ExactDiv => match kb {
+                Some(1) => a,
+                Some(c) if c > 1 => {
+                    // The likely launch passes byte strides of at least one
+                    // value of the memory they step through (ggml's `nb0`).
+                    if let Assumptions::Likely = self.q.k.assume {
+                        let steps: Vec<Lin> =
+                            self.strides.iter().filter(|p| p.side == s && a.terms.iter().any(|t| t.0 == p.out) && self.nonneg(&p.stride)).map(|p| p.stride.clone()).collect();
+                        for stride in steps {
+                            self.p.at_most(&Lin::konst(c), &stride);
+                        }
+                    }
+                    let lo = if unsigned || self.nonneg(&a) { 0 } else { -INF };
+                    let out = self.func(FnOp::Div, a.clone(), b, lo, INF);
+                    self.p.at_most(&out.scale(c), &a);
+                    self.p.at_most(&a, &out.scale(c));
+                    out
+                }
+                _ => self.func(FnOp::Div, a, b, -INF, INF),
+            },
             BinOp::Div | BinOp::Shr => {
                 let divisor = match (op, kb) {
                     (BinOp::Div, Some(c)) if c > 0 => Some(c),
