@@ -20,6 +20,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// they may touch any element of the memory its operand points into.
 pub(crate) const OPAQUE_VIEW: &str = "reinterpreting pointer cast";
 
+/// Scalars a view's layout lists at most (a view of a larger array is not placed).
+const MAX_LAID_OUT_SCALARS: u64 = 1 << 16;
+
 /// Steps a pointer's provenance is followed back at most.
 const MAX_PROVENANCE_STEPS: usize = 64;
 
@@ -69,7 +72,7 @@ pub(crate) fn byte_layout(ty: &SrcType, structs: &[StructDef]) -> Option<ByteLay
         }
         SrcType::Array(e, n) => {
             let one = byte_layout(e, structs)?;
-            let n = u32::try_from(*n).ok().filter(|&n| u64::from(n) * u64::from(one.size) <= 1 << 20)?;
+            let n = u32::try_from(*n).ok().filter(|&n| u64::from(n) * one.scalars.len() as u64 <= MAX_LAID_OUT_SCALARS)?;
             let scalars = (0..n).flat_map(|i| one.scalars.iter().map(move |&(o, s)| (i * one.size + o, s))).collect();
             Some(ByteLayout { scalars, size: n * one.size, align: one.align })
         }
@@ -139,16 +142,33 @@ fn view_name(t: &SrcType) -> String {
     }
 }
 
-/// The scalar type every cell of `ty` has, if it is one type wide enough to address.
+/// The scalar type every cell of `ty` has, if it is one type wide enough to
+/// address (cells of one size leave no padding between them).
 pub(crate) fn uniform_cell(ty: &SrcType, structs: &[StructDef]) -> Option<Type> {
-    if matches!(ty, SrcType::Void) {
-        return Some(Type::U8);
+    match ty {
+        SrcType::Void => Some(Type::U8),
+        SrcType::Scalar(t) => scalar_bytes(*t).map(|_| *t),
+        SrcType::Vector(t, n) if *n != 3 => scalar_bytes(*t).map(|_| *t),
+        SrcType::Array(e, _) => uniform_cell(e, structs),
+        SrcType::Struct(i) => {
+            let def = structs.get(*i).filter(|d| !d.union)?;
+            let mut cells = def.fields.iter().map(|(_, f)| uniform_cell(f, structs));
+            let first = cells.next()??;
+            cells.all(|c| c == Some(first)).then_some(first)
+        }
+        _ => None,
     }
-    byte_layout(ty, structs)?;
-    let mut types = Vec::new();
-    ty.scalar_types(structs, &mut types);
-    let first = *types.first()?;
-    types.iter().all(|&t| t == first).then_some(first)
+}
+
+/// The values a pointer is computed from where it points into the same
+/// memory they do (offsets, conversions, joins); None for anything else.
+fn pointer_sources(op: &Op) -> Option<Vec<Value>> {
+    match op {
+        Op::PtrAdd(q, _) | Op::Convert(q) | Op::AddrOf(Root::Ptr(q), _) => Some(vec![*q]),
+        Op::Select(_, a, b) => Some(vec![*a, *b]),
+        Op::Phi(incoming) => Some(incoming.iter().map(|&(_, x)| x).collect()),
+        _ => None,
+    }
 }
 
 impl FnLowerer<'_, '_> {
@@ -187,20 +207,19 @@ impl FnLowerer<'_, '_> {
                 found = Some(t);
                 continue;
             }
-            match &self.f.inst(v).op {
-                Op::PtrAdd(q, _) | Op::Convert(q) | Op::AddrOf(Root::Ptr(q), _) => work.push(*q),
-                Op::Select(_, a, b) => work.extend([*a, *b]),
-                Op::Phi(incoming) if self.ssa.is_open_phi(v) => {
-                    // A loop still being lowered: what its entry brings, checked again at the end.
-                    let entry = self.ssa.known_incoming(v);
-                    if entry.is_empty() {
-                        return (None, opened);
-                    }
-                    work.extend(incoming.iter().map(|&(_, x)| x).chain(entry));
-                    opened.push(v);
+            if self.ssa.is_open_phi(v) {
+                // A loop still being lowered: what its entry brings, checked again at the end.
+                let entry = self.ssa.known_incoming(v);
+                if entry.is_empty() {
+                    return (None, opened);
                 }
-                Op::Phi(incoming) => work.extend(incoming.iter().map(|&(_, x)| x)),
-                _ => return (None, opened),
+                work.extend(entry);
+                opened.push(v);
+                continue;
+            }
+            match pointer_sources(&self.f.inst(v).op) {
+                Some(sources) => work.extend(sources),
+                None => return (None, opened),
             }
         }
         (found, opened)
@@ -244,13 +263,13 @@ impl FnLowerer<'_, '_> {
     /// kept exactly. None when `p`'s own byte offset is not known.
     pub(crate) fn byte_view_add(&mut self, p: Value, n: Value, bytes: u32, span: Span) -> Option<Value> {
         let &(base, before) = self.pointer_views.byte_offsets.get(&p)?;
-        let cell = self.memory_cell(p, span)?;
+        let cell_bytes = scalar_bytes(self.memory_cell(p, span)?)?;
         let t = self.f.inst(n).ty;
         let size = self.int(t, i64::from(bytes), span);
         let added = self.fold_or_emit(BinOp::Mul, n, size, t, span);
         let offset = self.add_index(before, added, span);
         let t = self.f.inst(offset).ty;
-        let cell_size = self.int(t, i64::from(cell.bits() / 8), span);
+        let cell_size = self.int(t, i64::from(cell_bytes), span);
         let cells = self.fold_or_emit(BinOp::ExactDiv, offset, cell_size, t, span);
         let space = self.f.inst(p).ty;
         let q = self.emit(Op::PtrAdd(base, cells), space, span);
@@ -285,13 +304,11 @@ impl FnLowerer<'_, '_> {
             if !seen.insert(v) || seen.len() > MAX_PROVENANCE_STEPS {
                 continue;
             }
-            match &self.f.inst(v).op {
-                Op::Call(lockstep_ir::Callee::Opaque(name), _) if name == OPAQUE_VIEW => return true,
-                Op::PtrAdd(q, _) | Op::Convert(q) | Op::AddrOf(Root::Ptr(q), _) => work.push(*q),
-                Op::Select(_, a, b) => work.extend([*a, *b]),
-                Op::Phi(incoming) => work.extend(incoming.iter().map(|&(_, x)| x)),
-                _ => {}
+            let op = &self.f.inst(v).op;
+            if matches!(op, Op::Call(lockstep_ir::Callee::Opaque(name), _) if name == OPAQUE_VIEW) {
+                return true;
             }
+            work.extend(pointer_sources(op).unwrap_or_default());
         }
         false
     }
