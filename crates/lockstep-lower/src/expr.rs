@@ -384,7 +384,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                             self.start_byte_view(ptr, from_elem, span);
                             return RV { ty: SrcType::Pointer(elem, space), vals: rv.vals };
                         }
-                        Some(View::Cells { .. }) => return RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },
+                        // Noted where the view is accessed or stepped through.
+                        Some(View::Cells { .. } | View::Unplaced) => return RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },
                         None => {}
                     }
                 }
@@ -962,6 +963,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let view = self.part_of_cell_view(p, elem, span);
                 return self.pointer_place(view, elem, sp, index, span);
             }
+            Some(View::Unplaced) => {
+                let view = self.unplaced_view(p, elem, span);
+                return self.pointer_place(view, elem, sp, index, span);
+            }
             None => {
                 let cells = elem.cells(&self.cx.structs).max(1);
                 (cells, Offsets::Dense(cells.min(1 << 16) as u32), None)
@@ -1141,8 +1146,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             if op == "+" || op == "-" {
                 let (Some(&p), Some(&i)) = (a.vals.first(), b.vals.first()) else { return a };
                 let i = self.index_value(i, span);
-                let cells = match self.view_at(p, elem, span) {
-                    Some(View::Cells { stride, .. }) => stride as i64,
+                let (p, cells) = match self.view_at(p, elem, span) {
+                    Some(View::Cells { stride, .. }) => (p, stride as i64),
+                    Some(View::Unplaced) => (self.unplaced_view(p, elem, span), elem.cells(&self.cx.structs).max(1) as i64),
                     Some(View::Bytes(bytes)) => {
                         let i = if op == "-" { self.emit(Op::Unary(UnOp::Neg, i), self.f.inst(i).ty, span) } else { i };
                         let v = match self.byte_view_add(p, i, bytes, span) {
@@ -1151,7 +1157,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         };
                         return RV { vals: vec![v], ty: a.ty.clone() };
                     }
-                    None => elem.cells(&self.cx.structs).max(1) as i64,
+                    None => (p, elem.cells(&self.cx.structs).max(1) as i64),
                 };
                 let t = self.f.inst(i).ty;
                 let mut k = i;

@@ -70,6 +70,12 @@ pub(crate) fn byte_layout(ty: &SrcType, structs: &[StructDef]) -> Option<ByteLay
             let s = scalar_bytes(*t)?;
             Some(ByteLayout { scalars: (0..*n).map(|i| (i * s, s)).collect(), size: n * s, align: n * s })
         }
+        // Columns of one vector type (Metal's `half2x4` is two `half4`), packed when none has 3 rows.
+        SrcType::Matrix(t, columns, rows) if *columns != 3 && *rows != 3 => {
+            let s = scalar_bytes(*t)?;
+            let n = columns * rows;
+            Some(ByteLayout { scalars: (0..n).map(|i| (i * s, s)).collect(), size: n * s, align: rows * s })
+        }
         SrcType::Array(e, n) => {
             let one = byte_layout(e, structs)?;
             let n = u32::try_from(*n).ok().filter(|&n| u64::from(n) * one.scalars.len() as u64 <= MAX_LAID_OUT_SCALARS)?;
@@ -100,11 +106,26 @@ pub(crate) enum View {
     Cells { stride: u64, offsets: Offsets, wide: bool },
     /// Elements of `bytes` bytes, smaller than a cell or not on cell boundaries.
     Bytes(u32),
+    /// Elements whose layout lockstep does not know (a 3-vector, a union)
+    /// over cells of another type: where they lie is not known.
+    Unplaced,
 }
 
 fn view(elem: &SrcType, cell: Type, structs: &[StructDef]) -> Option<View> {
     let c = scalar_bytes(cell).filter(|&c| c > 0)?;
-    let l = byte_layout(elem, structs)?;
+    let Some(l) = byte_layout(elem, structs) else {
+        // Values of the memory's own type lie one per cell, whatever their grouping.
+        let n = elem.cells(structs);
+        let mut types = Vec::new();
+        if n <= MAX_LAID_OUT_SCALARS {
+            elem.scalar_types(structs, &mut types);
+        }
+        return Some(if !types.is_empty() && types.iter().all(|&t| t == cell) {
+            View::Cells { stride: n, offsets: Offsets::Dense(n as u32), wide: false }
+        } else {
+            View::Unplaced
+        });
+    };
     let on_cells = l.size % c == 0 && l.scalars.iter().all(|&(o, s)| o % c == 0 && s >= c);
     if !on_cells {
         return Some(View::Bytes(l.size));
@@ -137,6 +158,7 @@ fn view_name(t: &SrcType) -> String {
     match t {
         SrcType::Scalar(x) => view_name_of_scalar(x).to_string(),
         SrcType::Vector(x, n) => format!("{}{n}", view_name_of_scalar(x)),
+        SrcType::Matrix(x, c, r) => format!("{}{c}x{r}", view_name_of_scalar(x)),
         SrcType::Array(e, n) => format!("{}[{n}]", view_name(e)),
         _ => "struct".to_string(),
     }
@@ -288,6 +310,18 @@ impl FnLowerer<'_, '_> {
         self.opaque_view(p, message, span)
     }
 
+    /// A pointer through which `elem`, whose layout lockstep does not know,
+    /// is accessed in memory of other values: noted, and pointing anywhere
+    /// in that memory.
+    pub(crate) fn unplaced_view(&mut self, p: Value, elem: &SrcType, span: Span) -> Value {
+        let cell = self.memory_cell(p, span).map_or("?", |t| view_name_of_scalar(&t));
+        let message = format!(
+            "an access through `{}` elements of memory made of `{cell}` values is not modelled: lockstep does not know how those elements lie over the memory; it may touch any element of that memory",
+            view_name(elem)
+        );
+        self.opaque_view(p, message, span)
+    }
+
     /// `p + n` in elements smaller than the cells of `p`'s memory, where
     /// how far into its cell `p` points is not known: noted, and pointing
     /// anywhere in that memory.
@@ -336,9 +370,9 @@ impl FnLowerer<'_, '_> {
     }
 
     /// One note per memory that is written and accessed through views of
-    /// different types, one of them of scalars wider than its cells: each
+    /// values of different sizes, one of them wider than its cells: each
     /// access is placed at the cell it starts in, so an overlap between two
-    /// such views that do not start alike is not seen.
+    /// such values that do not start alike is not seen.
     pub(crate) fn note_mixed_views(&mut self) {
         let accesses = std::mem::take(&mut self.pointer_views.accesses);
         for (root, views) in accesses {
@@ -363,7 +397,9 @@ impl FnLowerer<'_, '_> {
                     others.push(value_ty);
                 }
             }
-            if !written || (views.len() < 2 && others.is_empty()) {
+            // Values of one size at offsets aligned to it overlap only where they start alike,
+            // and one view's own values never overlap.
+            if !written || sizes.len() + others.len() < 2 || (views.len() < 2 && others.is_empty()) {
                 continue;
             }
             let mut names: Vec<String> = views.iter().map(|(t, _, _)| format!("`{}`", view_name(t))).collect();
