@@ -114,7 +114,7 @@ data_a_flag() { # FILE: the DATA_A_ flag its name asks for
 glsl_defines=(-D LOAD_VEC_A=1 -D LOAD_VEC_B=1 -D A_TYPE=float -D B_TYPE=float -D B_TYPE_SCALAR=float
     -D B_TYPEV2=vec2 -D B_TYPEV4=vec4 -D D_TYPE=float -D D_TYPEV4=vec4 -D FLOAT_TYPE=float -D FLOAT_TYPEV2=vec2 -D FLOAT_TYPEV4=vec4
     -D ACC_TYPE=float -D ACC_TYPEV2=vec2 -D ACC_TYPEV4=vec4 -D O_TYPE=float -D ROPE_D_TYPE=float -D MAT_TYPE=float
-    -D TO_FLOAT_TYPE=float -D SHMEM_TYPE=float)
+    -D TO_FLOAT_TYPE=float -D SHMEM_TYPE=float -D "UNROLL=[[unroll]]")
 
 i=0
 for s in "${sources[@]}"; do

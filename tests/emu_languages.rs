@@ -538,3 +538,47 @@ void bytes(__global const uchar* small, __global const half* vals, ulong offset,
     let want: Vec<u32> = (0..64u32).map(|i| (i + 200) % 256 + i + 4).collect();
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
+
+/// GLSL's array types and constructors, `const in` parameters, and vector
+/// components chosen at run time, read and written, in registers and in a
+/// buffer.
+const GLSL_ARRAYS_AND_COMPONENTS: &str = r#"#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer Vecs { uvec4 vecs[]; };
+layout(std430, binding = 1) buffer Out { uint values[]; };
+
+uint pick(const in uvec4 v, in const uint k) { return v[k]; }
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    const uint[4] weights = uint[4](1u, 10u, 100u, 1000u);
+    uvec2[2] pairs = uvec2[2](uvec2(t, 2u * t), uvec2(3u * t, 4u * t));
+    uvec4 v = uvec4(weights[0], weights[1], weights[2], weights[3]);
+    v[t % 4u] = t;
+    uint sum = 0u;
+    for (uint c = 0u; c < 4u; c++) {
+        sum += v[c];
+    }
+    vecs[t][(t + 1u) % 4u] = sum;
+    values[t] = pick(vecs[t], (t + 1u) % 4u) + pairs[t % 2u][1] + vecs[t][t % 4u];
+}
+"#;
+
+#[test]
+fn glsl_array_types_and_run_time_components_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let launch = "[buffers.vecs]\nlen = 64\nfill = { start = 5, step = 0 }\n[buffers.values]\nlen = 16\n";
+    let (db, o) = compile_and_run("arrays.comp", Lang::Glsl, GLSL_ARRAYS_AND_COMPONENTS, "main", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<u32> = (0..16u32)
+        .map(|t| {
+            let mut v = [1u32, 10, 100, 1000];
+            v[(t % 4) as usize] = t;
+            let sum: u32 = v.iter().sum();
+            let pair = if t % 2 == 0 { 2 * t } else { 4 * t };
+            sum + pair + 5
+        })
+        .collect();
+    assert_eq!(o.buffer("values").unwrap().u32s(), want);
+}

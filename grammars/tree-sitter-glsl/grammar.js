@@ -8,6 +8,10 @@ module.exports = grammar(C, {
         [$.declaration],
         [$.declaration, $.qualifier_declaration],
         [$.declaration, $.type_qualifier],
+        [$.expression, $.array_type],
+        [$._declarator, $.type_specifier, $.array_type],
+        [$.type_specifier, $.expression, $.array_type],
+        [$.type_specifier, $.array_type],
     ]),
 
     rules: {
@@ -118,32 +122,50 @@ module.exports = grammar(C, {
                     $.layout_specification,
                 )), original),
 
+        // GLSL writes a parameter's qualifiers in any order, `const` among
+        // them (`const in uint i`); C's `const` comes with the type.
         parameter_declaration: ($, original) =>
             seq(
-                repeat(
-                    choice(
-                        'in',
-                        'out',
-                        'inout',
-                        'uniform',
-                        'shared',
-                        'attribute',
-                        'varying',
-                        'buffer',
-                        'coherent',
-                        'readonly',
-                        'writeonly',
-                        'centroid',
-                        'sample',
-                        'patch',
-                        'smooth',
-                        'flat',
-                        'noperspective',
-                        'precise',
-                        $.layout_specification,
-                    )
-                ), original
+                repeat($._parameter_qualifier),
+                optional(seq('const', repeat1($._parameter_qualifier))),
+                original
             ),
+
+        _parameter_qualifier: $ => choice(
+            'in',
+            'out',
+            'inout',
+            'uniform',
+            'shared',
+            'attribute',
+            'varying',
+            'buffer',
+            'coherent',
+            'readonly',
+            'writeonly',
+            'centroid',
+            'sample',
+            'patch',
+            'smooth',
+            'flat',
+            'noperspective',
+            'precise',
+            'highp',
+            'mediump',
+            'lowp',
+            $.layout_specification,
+        ),
+
+        // An array type (`uint[4] x;`, `float[2](a, b)`): GLSL may size an
+        // array at its type as well as at its name.
+        type_specifier: ($, original) => choice(original, $.array_type),
+
+        array_type: $ => seq(
+            field('element', choice($.primitive_type, $._type_identifier, $.array_type)),
+            '[',
+            field('size', optional($.expression)),
+            ']',
+        ),
 
         extension_storage_class: _ => choice(
             'rayPayloadEXT',
@@ -164,7 +186,7 @@ module.exports = grammar(C, {
         // after `(` C would lex the type as the start of a cast.
         call_expression: ($, original) => choice(
             original,
-            prec(15, seq(field('function', $.primitive_type), field('arguments', $.argument_list))),
+            prec(15, seq(field('function', choice($.primitive_type, $.array_type)), field('arguments', $.argument_list))),
         ),
 
         layout_specification: ($) => seq("layout", $.layout_qualifiers),

@@ -137,11 +137,19 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     pub fn assign(&mut self, place: &Place, rv: &RV, span: Span, name: Option<&str>) {
-        let ty = match place {
-            Place::Vars { ty, .. } | Place::Mem { ty, .. } => ty.clone(),
-        };
+        let ty = place.ty().clone();
         let vals = self.convert_to(rv, &ty, span);
         match place {
+            Place::Component { vars, index, .. } => {
+                let Some(&x) = vals.first() else { return };
+                for (k, &v) in vars.iter().enumerate() {
+                    let chosen = self.is_component(*index, k, span);
+                    let old = self.ssa.read(&mut self.f, v, self.cur, span);
+                    let t = self.f.inst(old).ty;
+                    let new = self.emit(Op::Select(chosen, x, old), t, span);
+                    self.ssa.write(v, self.cur, new);
+                }
+            }
             Place::Vars { vars, .. } => {
                 for (v, x) in vars.iter().zip(vals) {
                     self.ssa.write(*v, self.cur, x);
@@ -181,8 +189,31 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.emit(Op::Binary(BinOp::Add, base, k), t, span)
     }
 
+    /// Whether a run-time component index is `k` (a boolean value).
+    fn is_component(&mut self, index: Value, k: usize, span: Span) -> Value {
+        let t = self.f.inst(index).ty;
+        let k = self.int(t, k as i64, span);
+        self.emit(Op::Cmp(CmpOp::Eq, index, k), Type::Bool, span)
+    }
+
     pub fn read_place(&mut self, place: &Place, span: Span) -> RV {
         match place {
+            Place::Component { vars, index, ty } => {
+                let mut chosen = None;
+                for (k, &v) in vars.iter().enumerate() {
+                    let x = self.ssa.read(&mut self.f, v, self.cur, span);
+                    chosen = Some(match chosen {
+                        None => x,
+                        Some(other) => {
+                            let is_k = self.is_component(*index, k, span);
+                            let t = self.f.inst(x).ty;
+                            self.emit(Op::Select(is_k, x, other), t, span)
+                        }
+                    });
+                }
+                let v = chosen.unwrap_or_else(|| self.emit(Op::Undef, ty.scalar(&self.cx.structs), span));
+                RV { vals: vec![v], ty: ty.clone() }
+            }
             Place::Vars { vars, ty } => {
                 let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, self.cur, span)).collect();
                 RV { vals, ty: ty.clone() }
@@ -880,18 +911,33 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Some(Place::Mem { space, root, base: idx, offsets, ty: *elem })
             }
             Place::Mem { space, root, base, offsets, ty: ty @ (SrcType::Vector(..) | SrcType::Matrix(..)) } => {
-                // v[i] on a vector in memory: constant component only.
-                let k = self.f.as_int(idx).unwrap_or(0).max(0) as usize;
-                let off = offsets.get(k).unwrap_or(0);
-                Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![off]), ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+                let scalar = SrcType::Scalar(ty.scalar(&self.cx.structs));
+                if let Some(k) = self.f.as_int(idx) {
+                    let off = offsets.get(usize::try_from(k).ok()?)?;
+                    return Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![off]), ty: scalar });
+                }
+                // v[i] with i known at run time: the components of a vector
+                // must lie in consecutive cells (not a swizzle such as `v.zx`).
+                let first = offsets.first().filter(|_| matches!(ty, SrcType::Vector(..)))?;
+                if !offsets.iter().enumerate().all(|(k, off)| off == first + k as u32) {
+                    return None;
+                }
+                let start = self.offset(base, first, span);
+                let base = self.add_index(start, idx, span);
+                Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![0]), ty: scalar })
             }
             Place::Vars { vars, ty } => {
-                // Constant index into a register vector.
-                let k = self.f.as_int(idx)?.max(0) as usize;
                 let t = ty.scalar(&self.cx.structs);
-                let v = *vars.get(k)?;
-                Some(Place::Vars { vars: vec![v], ty: SrcType::Scalar(t) })
+                match self.f.as_int(idx) {
+                    Some(k) => {
+                        let v = *vars.get(usize::try_from(k).ok()?)?;
+                        Some(Place::Vars { vars: vec![v], ty: SrcType::Scalar(t) })
+                    }
+                    None if matches!(ty, SrcType::Vector(..)) => Some(Place::Component { vars, index: idx, ty: SrcType::Scalar(t) }),
+                    None => None,
+                }
             }
+            Place::Component { .. } => None,
             Place::Mem { space, root, base, ty, .. } => {
                 // Indexing a non-array in memory (a pointer's pointee): element stride.
                 let cells = ty.cells(&self.cx.structs).max(1);
@@ -920,6 +966,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn sub_place(&mut self, base: Place, fname: &str, span: Span) -> Option<Place> {
         let _ = span;
         match base {
+            Place::Component { .. } => None,
             Place::Vars { vars, ty } => {
                 if let SrcType::Struct(si) = ty {
                     let (offs, fty) = self.field_layout(si, fname)?;
@@ -1427,6 +1474,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return self.cast(ty, *value, span);
             }
         }
+        if let Some(elem) = self.array_constructor_element(func) {
+            return self.array_constructor(elem, &args, span);
+        }
         if self.is_view(func) {
             return match self.place(n) {
                 Some(p) => self.read_place(&p, span),
@@ -1450,6 +1500,34 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.inline_lambda(lambda, &name, &lowered, n);
         }
         self.named_call(&name, &args, n, span)
+    }
+
+    /// The element type of an array constructor's callee (`float[4]`, or
+    /// `vec4[2]`, which parses as a subscript of the type's name).
+    fn array_constructor_element(&mut self, func: Node<'t>) -> Option<SrcType> {
+        let element = match self.cx.kind(func) {
+            "array_type" => func.field(self.cx.fields.element)?,
+            "subscript_expression" => {
+                let arg = func.field(self.cx.fields.argument)?;
+                let name = self.cx.text(arg);
+                if self.cx.kind(arg) != "identifier" || self.lookup(name).is_some() || global_binding(self.cx, name).is_some() {
+                    return None;
+                }
+                arg
+            }
+            _ => return None,
+        };
+        self.cx.resolve_type(element)
+    }
+
+    /// `T[n](a, b, …)`: an array value, one argument per element.
+    fn array_constructor(&mut self, elem: SrcType, args: &[Node<'t>], span: Span) -> RV {
+        let mut vals = Vec::new();
+        for &a in args {
+            let rv = self.expr(a);
+            vals.extend(self.convert_to(&rv, &elem, span));
+        }
+        RV { vals, ty: SrcType::Array(Box::new(elem), args.len() as u64) }
     }
 
     /// Call arguments: each one's place, if it has one, and its value (an

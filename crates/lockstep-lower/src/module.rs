@@ -479,6 +479,12 @@ impl<'t> Ctx<'t> {
             "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_type(n),
             // `enum ggml_op_pool op`: an enumeration's values are integers.
             "enum_specifier" => Some(SrcType::Scalar(Type::I32)),
+            // GLSL's `uint[4]`: an array sized at its type.
+            "array_type" => {
+                let elem = self.resolve_type(n.field(self.fields.element)?)?;
+                let len = n.field(self.fields.size).and_then(|s| self.const_int(s)).unwrap_or(0).max(0);
+                Some(SrcType::Array(Box::new(elem), len as u64))
+            }
             "qualified_identifier" | "qualified_type_identifier" => {
                 let name = n.field(self.fields.name)?;
                 self.resolve_type(name)

@@ -29,13 +29,18 @@ pub enum Place {
     Vars { vars: Vec<Var>, ty: SrcType },
     /// Memory cells at `base + offsets[i]`.
     Mem { space: MemSpace, root: Root, base: Value, offsets: Offsets, ty: SrcType },
+    /// The component of a register vector that a value computed at run time
+    /// selects (`v[i]`): a read picks among `vars`, a write updates the
+    /// one `index` names. An index out of range is undefined behaviour in
+    /// every dialect; lockstep then reads the first component and writes none.
+    Component { vars: Vec<Var>, index: Value, ty: SrcType },
 }
 
 impl Place {
     /// The source type of what the place holds.
     pub fn ty(&self) -> &SrcType {
         match self {
-            Place::Vars { ty, .. } | Place::Mem { ty, .. } => ty,
+            Place::Vars { ty, .. } | Place::Mem { ty, .. } | Place::Component { ty, .. } => ty,
         }
     }
 }

@@ -97,6 +97,7 @@ fields! {
     declarator: "declarator",
     default_type: "default_type",
     default_value: "default_value",
+    element: "element",
     field: "field",
     function: "function",
     index: "index",

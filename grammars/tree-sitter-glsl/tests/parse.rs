@@ -42,3 +42,24 @@ fn constructors_named_by_c_types_are_calls_after_a_parenthesis() {
     let sexp = tree.root_node().to_sexp();
     assert_eq!(sexp.matches("(call_expression function: (primitive_type)").count(), 3, "{sexp}");
 }
+
+#[test]
+fn parameter_qualifiers_come_in_any_order_around_const() {
+    let src = "void f(const in uint i, in const float v, const inout vec4 w, out float o[2], highp uint h) { }\n";
+    let tree = parse(src);
+    assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+    assert_eq!(tree.root_node().to_sexp().matches("(parameter_declaration").count(), 5);
+}
+
+#[test]
+fn arrays_sized_at_their_type_declare_and_construct() {
+    let src = "const uint[2] table = { 1, 2 };\n\
+               void main() { const uint16_t[4] s = data[i].scales; float[2] w = float[2](0.5, 1.0); a[3] = 4; x = a[i]; }\n";
+    let tree = parse(src);
+    let sexp = tree.root_node().to_sexp();
+    assert!(!tree.root_node().has_error(), "{sexp}");
+    assert_eq!(sexp.matches("type: (array_type").count(), 3, "{sexp}");
+    assert_eq!(sexp.matches("(call_expression function: (array_type").count(), 1, "{sexp}");
+    // Subscripts stay expressions.
+    assert_eq!(sexp.matches("(subscript_expression").count(), 3, "{sexp}");
+}
