@@ -1018,11 +1018,16 @@ impl Build<'_> {
         enum Step {
             Linear(Value, i128),
             Pow(FnOp),
+            /// `x ^= c`: the value alternates between two (double buffers).
+            Toggle(i128),
+            /// `x = c - x`: alternates too.
+            Reflect(Value),
         }
         let step = match &f.inst(update).op {
             Op::Binary(BinOp::Add, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, 1),
             Op::Binary(BinOp::Add, a, b) if is_v(*b) && invariant(*a) => Step::Linear(*a, 1),
             Op::Binary(BinOp::Sub, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, -1),
+            Op::Binary(BinOp::Sub, a, b) if is_v(*b) && invariant(*a) => Step::Reflect(*a),
             Op::Binary(op @ (BinOp::Mul | BinOp::Shl | BinOp::Div | BinOp::Shr), a, b) if is_v(*a) => {
                 let c = f.as_int(*b)?;
                 let m = match op {
@@ -1031,6 +1036,13 @@ impl Build<'_> {
                     _ => return None,
                 };
                 Step::Pow(if matches!(op, BinOp::Mul | BinOp::Shl) { FnOp::MulPow(m) } else { FnOp::DivPow(m) })
+            }
+            Op::Binary(BinOp::Xor, a, b) if is_v(*a) || is_v(*b) => {
+                let c = f.as_int(if is_v(*a) { *b } else { *a })?;
+                if c <= 0 {
+                    return None;
+                }
+                Step::Toggle(c as i128)
             }
             _ => return None,
         };
@@ -1070,6 +1082,29 @@ impl Build<'_> {
             Step::Pow(op) => {
                 let lo = if self.nonneg(&init) { 0 } else { -INF };
                 self.func(op, init, n, lo, INF)
+            }
+            // After n steps: `init` when n is even, `init ^ c` when it is odd.
+            Step::Toggle(c) => {
+                let odd = self.func(FnOp::Rem, n, Lin::konst(2), 0, 1);
+                match init.as_const() {
+                    Some(i0) => init.add(&odd.scale((i0 ^ c) - i0)),
+                    None => {
+                        let lo = if self.nonneg(&init) { 0 } else { -INF };
+                        self.func(FnOp::Xor, init, odd.scale(c), lo, INF)
+                    }
+                }
+            }
+            // After n steps: `init` when n is even, `c - init` when it is odd.
+            Step::Reflect(c) => {
+                let odd = self.func(FnOp::Rem, n, Lin::konst(2), 0, 1);
+                let swing = self.val(s, c, d).sub(&init.scale(2));
+                match swing.as_const() {
+                    Some(k) => init.add(&odd.scale(k)),
+                    None => {
+                        let step = self.func(FnOp::Mul, swing, odd, -INF, INF);
+                        init.add(&step)
+                    }
+                }
             }
         })
     }
