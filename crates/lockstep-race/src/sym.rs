@@ -1046,6 +1046,11 @@ impl Build<'_> {
             }
             _ => return None,
         };
+        // An alternating value matters only between iterations an odd
+        // number apart; elsewhere the phi's plain treatment is as exact and cheaper.
+        if matches!(step, Step::Toggle(_) | Step::Reflect(_)) && !matches!(q.rel(l), Rel::Offset(_)) {
+            return None;
+        }
         // 32 steps exhaust a 32-bit value either way.
         let hi = if matches!(step, Step::Pow(_)) { 32 } else { INF };
         let n = self.iteration(s, v, l, hi);
