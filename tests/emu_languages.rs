@@ -582,3 +582,53 @@ fn glsl_array_types_and_run_time_components_compute_exactly() {
         .collect();
     assert_eq!(o.buffer("values").unwrap().u32s(), want);
 }
+
+/// `m[i]` is the i-th run of a matrix's constructor arguments in every
+/// dialect (a GLSL column, an HLSL row), read and written with `i` a
+/// constant or a value of the thread.
+const MATRIX_GLSL: &str = r#"#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer Out { float values[]; };
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    mat2x3 m = mat2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+    vec3 second = m[1];
+    m[t % 2u][2] = 10.0 * float(t);
+    m[1 - t % 2u].yx = vec2(7.0, 8.0);
+    values[t] = second.z * 1000.0 + m[t % 2u][2] * 100.0 + m[1u - t % 2u].x * 10.0 + m[0][1];
+}
+"#;
+
+const MATRIX_HLSL: &str = r#"RWStructuredBuffer<float> values : register(u0);
+[numthreads(4, 1, 1)]
+void main(uint t : SV_GroupIndex)
+{
+    float2x3 m = float2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+    float3 second = m[1];
+    m[t % 2u][2] = 10.0 * float(t);
+    m[1 - t % 2u].yx = float2(7.0, 8.0);
+    values[t] = second.z * 1000.0 + m[t % 2u][2] * 100.0 + m[1u - t % 2u].x * 10.0 + m[0][1];
+}
+"#;
+
+#[test]
+fn matrix_subscripts_pick_a_run_of_cells_in_every_dialect() {
+    let want: Vec<f32> = (0..4u32)
+        .map(|t| {
+            let mut m = [[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+            let second = m[1];
+            m[(t % 2) as usize][2] = 10.0 * t as f32;
+            let other = (1 - t % 2) as usize;
+            m[other][1] = 7.0;
+            m[other][0] = 8.0;
+            second[2] * 1000.0 + m[(t % 2) as usize][2] * 100.0 + m[other][0] * 10.0 + m[0][1]
+        })
+        .collect();
+    for (name, lang, src) in [("m.comp", Lang::Glsl, MATRIX_GLSL), ("m.hlsl", Lang::Hlsl, MATRIX_HLSL)] {
+        let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+        let (db, o) = compile_and_run(name, lang, src, "main", "[buffers.values]\nlen = 4\ntype = \"f32\"\n", config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new(), "{name}");
+        assert_eq!(o.buffer("values").unwrap().f32s(), want, "{name}");
+    }
+}

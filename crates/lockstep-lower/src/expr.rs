@@ -140,14 +140,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let ty = place.ty().clone();
         let vals = self.convert_to(rv, &ty, span);
         match place {
-            Place::Component { vars, index, .. } => {
-                let Some(&x) = vals.first() else { return };
-                for (k, &v) in vars.iter().enumerate() {
+            Place::Component { vars, width, index, .. } => {
+                for (k, element) in vars.chunks(*width).enumerate() {
                     let chosen = self.is_component(*index, k, span);
-                    let old = self.ssa.read(&mut self.f, v, self.cur, span);
-                    let t = self.f.inst(old).ty;
-                    let new = self.emit(Op::Select(chosen, x, old), t, span);
-                    self.ssa.write(v, self.cur, new);
+                    for (&v, &x) in element.iter().zip(&vals) {
+                        let old = self.ssa.read(&mut self.f, v, self.cur, span);
+                        let t = self.f.inst(old).ty;
+                        let new = self.emit(Op::Select(chosen, x, old), t, span);
+                        self.ssa.write(v, self.cur, new);
+                    }
                 }
             }
             Place::Vars { vars, .. } => {
@@ -189,7 +190,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.emit(Op::Binary(BinOp::Add, base, k), t, span)
     }
 
-    /// Whether a run-time component index is `k` (a boolean value).
+    /// Whether a run-time element index is `k` (a boolean value).
     fn is_component(&mut self, index: Value, k: usize, span: Span) -> Value {
         let t = self.f.inst(index).ty;
         let k = self.int(t, k as i64, span);
@@ -198,21 +199,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     pub fn read_place(&mut self, place: &Place, span: Span) -> RV {
         match place {
-            Place::Component { vars, index, ty } => {
-                let mut chosen = None;
-                for (k, &v) in vars.iter().enumerate() {
-                    let x = self.ssa.read(&mut self.f, v, self.cur, span);
-                    chosen = Some(match chosen {
-                        None => x,
-                        Some(other) => {
-                            let is_k = self.is_component(*index, k, span);
-                            let t = self.f.inst(x).ty;
-                            self.emit(Op::Select(is_k, x, other), t, span)
-                        }
-                    });
+            Place::Component { vars, width, index, ty } => {
+                let mut chosen: Vec<Value> = Vec::with_capacity(*width);
+                for (k, element) in vars.chunks(*width).enumerate() {
+                    let xs: Vec<Value> = element.iter().map(|&v| self.ssa.read(&mut self.f, v, self.cur, span)).collect();
+                    if k == 0 {
+                        chosen = xs;
+                        continue;
+                    }
+                    let is_k = self.is_component(*index, k, span);
+                    for (c, x) in chosen.iter_mut().zip(xs) {
+                        let t = self.f.inst(x).ty;
+                        *c = self.emit(Op::Select(is_k, x, *c), t, span);
+                    }
                 }
-                let v = chosen.unwrap_or_else(|| self.emit(Op::Undef, ty.scalar(&self.cx.structs), span));
-                RV { vals: vec![v], ty: ty.clone() }
+                RV { vals: chosen, ty: ty.clone() }
             }
             Place::Vars { vars, ty } => {
                 let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, self.cur, span)).collect();
@@ -911,33 +912,51 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Some(Place::Mem { space, root, base: idx, offsets, ty: *elem })
             }
             Place::Mem { space, root, base, offsets, ty: ty @ (SrcType::Vector(..) | SrcType::Matrix(..)) } => {
-                let scalar = SrcType::Scalar(ty.scalar(&self.cx.structs));
+                let (width, element) = element_of(&ty)?;
                 if let Some(k) = self.f.as_int(idx) {
-                    let off = offsets.get(usize::try_from(k).ok()?)?;
-                    return Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![off]), ty: scalar });
+                    let k = usize::try_from(k).ok()?;
+                    let cells = (k * width..(k + 1) * width).map(|c| offsets.get(c)).collect::<Option<Vec<u32>>>()?;
+                    return Some(Place::Mem { space, root, base, offsets: Offsets::Listed(cells), ty: element });
                 }
-                // v[i] with i known at run time: the components of a vector
-                // must lie in consecutive cells (not a swizzle such as `v.zx`).
-                let first = offsets.first().filter(|_| matches!(ty, SrcType::Vector(..)))?;
+                // v[i] with i known at run time: the cells must be consecutive
+                // (not a swizzle such as `v.zx`).
+                let first = offsets.first()?;
                 if !offsets.iter().enumerate().all(|(k, off)| off == first + k as u32) {
                     return None;
                 }
                 let start = self.offset(base, first, span);
-                let base = self.add_index(start, idx, span);
-                Some(Place::Mem { space, root, base, offsets: Offsets::Listed(vec![0]), ty: scalar })
+                let t = self.f.inst(idx).ty;
+                let scaled = if width == 1 {
+                    idx
+                } else {
+                    let w = self.int(t, width as i64, span);
+                    self.emit(Op::Binary(BinOp::Mul, idx, w), t, span)
+                };
+                let base = self.add_index(start, scaled, span);
+                Some(Place::Mem { space, root, base, offsets: Offsets::Dense(width as u32), ty: element })
             }
             Place::Vars { vars, ty } => {
-                let t = ty.scalar(&self.cx.structs);
+                let (width, element) = match element_of(&ty) {
+                    Some(e) => e,
+                    // A scalar's only element (`x[0]`).
+                    None => (1, SrcType::Scalar(ty.scalar(&self.cx.structs))),
+                };
                 match self.f.as_int(idx) {
                     Some(k) => {
-                        let v = *vars.get(usize::try_from(k).ok()?)?;
-                        Some(Place::Vars { vars: vec![v], ty: SrcType::Scalar(t) })
+                        let k = usize::try_from(k).ok()?;
+                        let vars = vars.get(k * width..(k + 1) * width)?.to_vec();
+                        Some(Place::Vars { vars, ty: element })
                     }
-                    None if matches!(ty, SrcType::Vector(..)) => Some(Place::Component { vars, index: idx, ty: SrcType::Scalar(t) }),
+                    None if matches!(ty, SrcType::Vector(..) | SrcType::Matrix(..)) => Some(Place::Component { vars, width, index: idx, ty: element }),
                     None => None,
                 }
             }
-            Place::Component { .. } => None,
+            // `m[i][1]`: component 1 of whichever column `i` picks.
+            Place::Component { vars, width, index, ty } => {
+                let k = usize::try_from(self.f.as_int(idx)?).ok().filter(|&k| k < width)?;
+                let picked = vars.chunks(width).map(|element| element[k]).collect();
+                Some(Place::Component { vars: picked, width: 1, index, ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+            }
             Place::Mem { space, root, base, ty, .. } => {
                 // Indexing a non-array in memory (a pointer's pointee): element stride.
                 let cells = ty.cells(&self.cx.structs).max(1);
@@ -966,7 +985,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
     pub fn sub_place(&mut self, base: Place, fname: &str, span: Span) -> Option<Place> {
         let _ = span;
         match base {
-            Place::Component { .. } => None,
+            // `m[i].yx`: those components of whichever column `i` picks.
+            Place::Component { vars, width, index, ty } => {
+                let picks = swizzle(fname, width as u32)?;
+                let picked = vars.chunks(width).flat_map(|element| picks.iter().map(|&p| element[p as usize])).collect();
+                let t = ty.scalar(&self.cx.structs);
+                let ty = if picks.len() == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, picks.len() as u32) };
+                Some(Place::Component { vars: picked, width: picks.len(), index, ty })
+            }
             Place::Vars { vars, ty } => {
                 if let SrcType::Struct(si) = ty {
                     let (offs, fty) = self.field_layout(si, fname)?;
@@ -2523,4 +2549,16 @@ fn float_constant(name: &str) -> Option<f64> {
         "NAN" => f64::NAN,
         _ => return None,
     })
+}
+
+/// What `x[i]` selects in a vector or matrix value: its cell count and type.
+/// Cells lie in constructor order, so a matrix's `m[i]` is the i-th run of
+/// `b` cells for every dialect's `AxB` (a GLSL or Metal column, an HLSL row).
+fn element_of(ty: &SrcType) -> Option<(usize, SrcType)> {
+    match *ty {
+        SrcType::Vector(t, _) => Some((1, SrcType::Scalar(t))),
+        SrcType::Matrix(t, _, 1) => Some((1, SrcType::Scalar(t))),
+        SrcType::Matrix(t, _, b) => Some((b as usize, SrcType::Vector(t, b))),
+        _ => None,
+    }
 }

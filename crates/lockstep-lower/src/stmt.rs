@@ -29,11 +29,12 @@ pub enum Place {
     Vars { vars: Vec<Var>, ty: SrcType },
     /// Memory cells at `base + offsets[i]`.
     Mem { space: MemSpace, root: Root, base: Value, offsets: Offsets, ty: SrcType },
-    /// The component of a register vector that a value computed at run time
-    /// selects (`v[i]`): a read picks among `vars`, a write updates the
-    /// one `index` names. An index out of range is undefined behaviour in
-    /// every dialect; lockstep then reads the first component and writes none.
-    Component { vars: Vec<Var>, index: Value, ty: SrcType },
+    /// The element of a register vector or matrix that a value computed at
+    /// run time selects (`v[i]`, `m[i]`): element k is `vars[k * width..][..width]`;
+    /// a read picks among them, a write updates the one `index` names. An
+    /// index out of range is undefined behaviour in every dialect; lockstep
+    /// then reads the first element and writes none.
+    Component { vars: Vec<Var>, width: usize, index: Value, ty: SrcType },
 }
 
 impl Place {
