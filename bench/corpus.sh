@@ -116,6 +116,20 @@ glsl_defines=(-D LOAD_VEC_A=1 -D LOAD_VEC_B=1 -D A_TYPE=float -D B_TYPE=float -D
     -D ACC_TYPE=float -D ACC_TYPEV2=vec2 -D ACC_TYPEV4=vec4 -D O_TYPE=float -D ROPE_D_TYPE=float -D MAT_TYPE=float
     -D TO_FLOAT_TYPE=float -D SHMEM_TYPE=float -D "UNROLL=[[unroll]]")
 
+# ggml's OpenCL kernels are compiled by its host code (ggml-opencl.cpp) for
+# the device it finds, whose compiler predefines its extension macros; the
+# corpus checks them as built for an Adreno GPU, ggml's main OpenCL target.
+# Flash attention and the Adreno GEMV kernels get the sizes the host passes
+# for their first variant.
+opencl_defines=(-D cl_qcom_reqd_sub_group_size=1)
+opencl_variant_flags() { # FILE: the -D flags its host build passes
+    case "$(basename "$1")" in
+        flash_attn_*) echo "-D DK=64 -D DV=64 -D BLOCK_M=64 -D BLOCK_N=32" ;;
+        gemv_noshuffle*_spec*) echo "-D SIMDGROUP_WIDTH=64 -D LINE_STRIDE_A=2048 -D BLOCK_STRIDE_A=16384" ;;
+        gemv_noshuffle*) echo "-D SIMDGROUP_WIDTH=64" ;;
+    esac
+}
+
 i=0
 for s in "${sources[@]}"; do
     read -r name version incs <<< "$s"
@@ -130,6 +144,8 @@ for s in "${sources[@]}"; do
         printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
         case "$f" in
             *.comp | *.glsl) run_one "$idx" "$f" "${flags[@]}" "${glsl_defines[@]}" -D "$(data_a_flag "$f")" & ;;
+            # shellcheck disable=SC2046 # the variant's flags are words
+            *.cl) run_one "$idx" "$f" "${flags[@]}" "${opencl_defines[@]}" $(opencl_variant_flags "$f") & ;;
             *) run_one "$idx" "$f" "${flags[@]}" & ;;
         esac
         if [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; then wait -n || true; fi

@@ -30,7 +30,7 @@ pub enum SchedulerArg {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Kernel source file (HLSL or CUDA).
+    /// Kernel source file in any language lockstep reads (HLSL, CUDA, OpenCL C, GLSL, Metal, C++ AMP, WGSL).
     pub file: PathBuf,
     /// Entry point to run; may be omitted when the file has one kernel.
     #[arg(long)]
