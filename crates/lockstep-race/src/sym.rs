@@ -1046,9 +1046,9 @@ impl Build<'_> {
             }
             _ => return None,
         };
-        // An alternating value matters only between iterations an odd
-        // number apart; elsewhere the phi's plain treatment is as exact and cheaper.
-        if matches!(step, Step::Toggle(_) | Step::Reflect(_)) && !matches!(q.rel(l), Rel::Offset(_)) {
+        // Both sides in one iteration see one value of an alternating
+        // variable: the phi's plain treatment is as exact there, and cheaper.
+        if matches!(step, Step::Toggle(_) | Step::Reflect(_)) && matches!(q.rel(l), Rel::Same) {
             return None;
         }
         // 32 steps exhaust a 32-bit value either way.
