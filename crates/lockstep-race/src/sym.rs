@@ -1048,7 +1048,9 @@ impl Build<'_> {
         };
         // Both sides in one iteration see one value of an alternating
         // variable: the phi's plain treatment is as exact there, and cheaper.
-        if matches!(step, Step::Toggle(_) | Step::Reflect(_)) && matches!(q.rel(l), Rel::Same) {
+        // Barrier removal keeps the plain treatment everywhere (it only
+        // over-approximates, so a barrier may stay that parity would free).
+        if matches!(step, Step::Toggle(_) | Step::Reflect(_)) && (matches!(q.rel(l), Rel::Same) || q.k.assume != Assumptions::Likely) {
             return None;
         }
         // 32 steps exhaust a 32-bit value either way.
