@@ -632,3 +632,26 @@ fn matrix_subscripts_pick_a_run_of_cells_in_every_dialect() {
         assert_eq!(o.buffer("values").unwrap().f32s(), want, "{name}");
     }
 }
+
+/// Each element of an array of interface blocks is its own buffer, named in
+/// the launch file as `bufs[i].member`.
+const BLOCK_ARRAY_GLSL: &str = r#"#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer Data { uint data[]; } bufs[2];
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    bufs[0].data[t] = t;
+    bufs[1].data[t] = 10u * t + bufs[0].data[t];
+}
+"#;
+
+#[test]
+fn glsl_block_arrays_are_one_buffer_per_element() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let launch = "[buffers.\"bufs[0].data\"]\nlen = 4\n[buffers.\"bufs[1].data\"]\nlen = 4\n";
+    let (db, o) = compile_and_run("blocks.comp", Lang::Glsl, BLOCK_ARRAY_GLSL, "main", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("bufs[0].data").unwrap().u32s(), vec![0, 1, 2, 3]);
+    assert_eq!(o.buffer("bufs[1].data").unwrap().u32s(), vec![0, 11, 22, 33]);
+}

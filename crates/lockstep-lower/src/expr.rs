@@ -618,6 +618,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         match self.place(n) {
             Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => {
+                if let Some(None) = self.block_array_element(arg) {
+                    let what = format!("the read of `{}` (which buffer of `{}` a run-time index picks)", self.cx.text(n), self.cx.text(arg));
+                    let v = self.unmodelled(n, what, Vec::new(), span);
+                    return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
+                }
                 if let Some(Place::Mem { ty: SrcType::Struct(_), .. }) = self.place(arg) {
                     // Never read the whole struct for a member it does not have.
                     self.diag("unsupported", n, format!("lockstep does not know a member `{fname}` of this struct; its value is treated as unknown"));
@@ -735,6 +740,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         return Some(self.global_place(global, &ty, space, span));
                     }
                 }
+                // One of an array of blocks: `bufs[2].data`. Which buffer a
+                // run-time index picks is not modelled (the access is noted).
+                if let Some(block) = self.block_array_element(arg) {
+                    let GlobalBinding::Mem { global, ty } = global_binding(self.cx, &format!("{}.{fname}", block?))? else { return None };
+                    let space = self.cx.module.global(global).space;
+                    return Some(self.global_place(global, &ty, space, span));
+                }
                 let base = match (arrow, self.pointee_variable(arg)) {
                     (true, Some(variable)) => variable,
                     (true, None) => self.deref(arg, span)?,
@@ -769,6 +781,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         let idx = self.expr(index_node);
                         return Some(self.resource_element(global, kind, &elem, writable, &idx, span));
                     }
+                }
+                // A member of whichever block a run-time index picks: the
+                // access is noted as a whole.
+                if self.cx.kind(arg) == "field_expression" && arg.field(self.cx.fields.argument).is_some_and(|a| matches!(self.block_array_element(a), Some(None))) {
+                    return None;
                 }
                 let idx_rv = self.expr(index_node);
                 let idx = match idx_rv.vals.first() {
@@ -819,6 +836,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             _ => None,
         }
+    }
+
+    /// `bufs[2]` naming an element of an array of interface blocks (its
+    /// members are bound as `bufs[2].member`): Some(None) when the index is
+    /// not a constant, None for anything else.
+    fn block_array_element(&mut self, n: Node<'t>) -> Option<Option<String>> {
+        if self.cx.kind(n) != "subscript_expression" {
+            return None;
+        }
+        let array = n.field(self.cx.fields.argument).filter(|a| self.cx.kind(*a) == "identifier")?;
+        let name = self.cx.text(array);
+        if self.lookup(name).is_some() || !self.cx.is_block_array(name) {
+            return None;
+        }
+        let k = n.field(self.cx.fields.index).and_then(|index| self.cx.const_int(index));
+        Some(k.map(|k| format!("{name}[{k}]")))
     }
 
     /// The register variable an argument points to: `&x` with `x` in

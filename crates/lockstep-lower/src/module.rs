@@ -101,6 +101,8 @@ pub struct Ctx<'t> {
     /// Memory declared with a type the file declares nowhere, by the name
     /// its accesses start from: the note on the type covers them.
     pub unknown_typed: FxHashSet<String>,
+    /// Names of arrays of interface blocks (`bufs` of `buffer B { … } bufs[4];`).
+    block_arrays: FxHashSet<String>,
 }
 
 /// A class template's argument, as specializations are chosen by it.
@@ -438,6 +440,11 @@ impl<'t> Ctx<'t> {
 
     /// Whether some definition of the class a scope names (`traits<T>` in
     /// `traits<T>::qk`) declares the static constant `member`.
+    /// Whether `name` is an array of interface blocks.
+    pub fn is_block_array(&self, name: &str) -> bool {
+        self.block_arrays.contains(name)
+    }
+
     pub fn declares_static_member(&self, scope: Node<'t>, member: &str) -> bool {
         self.classes.get(self.class_name(scope)).is_some_and(|defs| defs.iter().any(|&d| self.member_initializer(d, member).is_some()))
     }
@@ -821,6 +828,7 @@ pub fn lower_tree_streaming(
         undeclared: Vec::new(),
         undeclared_seen: FxHashSet::default(),
         unknown_typed: FxHashSet::default(),
+        block_arrays: FxHashSet::default(),
         classes: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
@@ -1482,6 +1490,9 @@ fn pipeline_constant<'t>(ctx: &mut Ctx<'t>, name: String, id: i64, init: Node<'t
     ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty: SrcType::Scalar(t) });
 }
 
+/// The most elements of an array of interface blocks laid out one allocation each.
+const MAX_BLOCK_ARRAY: i64 = 64;
+
 /// A GLSL interface block, `buffer B { float data[]; } inst;`: each member
 /// is one allocation in the block's space (its qualifier: `buffer`, `uniform`,
 /// `shared`), named `data` when the block has no instance name and
@@ -1495,11 +1506,28 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
     let coherent = words.iter().any(|w| ctx.d.coherent_qualifiers.contains(w));
     let mut c = n.walk();
     let after_block: Vec<Node<'t>> = n.named_children(&mut c).skip_while(|x| x.id() != block.id()).skip(1).collect();
-    let instance = match after_block.as_slice() {
-        [] => None,
-        [name] if ctx.kind(*name) == "identifier" => Some(ctx.text(*name)),
-        [array, ..] => {
-            ctx.warn("unsupported", *array, "arrays of interface blocks".into());
+    // An array of blocks (`buffer B { … } bufs[4];`) binds one buffer per
+    // element: each is its own allocation, `bufs[2].data`.
+    let instances: Vec<Option<String>> = match after_block.as_slice() {
+        [] => vec![None],
+        [name] if ctx.kind(*name) == "identifier" => vec![Some(ctx.text(*name).to_string())],
+        [array] if ctx.kind(*array) == "array_declarator" => {
+            let name = array.field(ctx.fields.declarator).filter(|d| ctx.kind(*d) == "identifier").map(|d| ctx.text(d).to_string());
+            let len = array.field(ctx.fields.size).and_then(|size| ctx.const_int(size)).filter(|len| (1..=MAX_BLOCK_ARRAY).contains(len));
+            match (name, len) {
+                (Some(name), Some(len)) => {
+                    let elements = (0..len).map(|i| Some(format!("{name}[{i}]"))).collect();
+                    ctx.block_arrays.insert(name);
+                    elements
+                }
+                _ => {
+                    ctx.warn("unsupported", *array, format!("an array of interface blocks without a constant length of at most {MAX_BLOCK_ARRAY}"));
+                    return;
+                }
+            }
+        }
+        [other, ..] => {
+            ctx.warn("unsupported", *other, "an interface block declared with more than an instance name".into());
             return;
         }
     };
@@ -1518,17 +1546,19 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
         let mut cc = member.walk();
         let decls: Vec<_> = member.fields(ctx.fields.declarator, &mut cc).collect();
         for d in decls {
-            let Some((name, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) else { continue };
-            let name = match instance {
-                Some(instance) => format!("{instance}.{name}"),
-                None => name,
-            };
-            if resolved.is_none() {
-                ctx.unknown_typed.insert(name.clone());
+            let Some((member, ty)) = ctx.declarator(d, t.clone(), MemSpace::Unknown) else { continue };
+            for instance in &instances {
+                let name = match instance {
+                    Some(instance) => format!("{instance}.{member}"),
+                    None => member.clone(),
+                };
+                if resolved.is_none() {
+                    ctx.unknown_typed.insert(name.clone());
+                }
+                let span = ctx.span(d);
+                let g = ctx.add_global(&name, kind.clone(), space, &ty, coherent, span);
+                ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty: ty.clone() });
             }
-            let span = ctx.span(d);
-            let g = ctx.add_global(&name, kind.clone(), space, &ty, coherent, span);
-            ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
         }
     }
 }

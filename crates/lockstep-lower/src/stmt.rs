@@ -1531,7 +1531,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let next = match self.cx.kind(x) {
                 "identifier" => {
                     let name = self.cx.text(x);
-                    let declared = self.lookup(name).is_some() || self.cx.globals.contains_key(name) || self.cx.d.builtin_var(name).is_some();
+                    let declared = self.lookup(name).is_some()
+                        || self.cx.globals.contains_key(name)
+                        || self.cx.is_block_array(name)
+                        || self.cx.d.builtin_var(name).is_some();
                     if !declared && !self.unknown_names.contains(name) {
                         let at = self.span(x);
                         self.cx.undeclared_name(name, at, false);
