@@ -655,3 +655,78 @@ fn glsl_block_arrays_are_one_buffer_per_element() {
     assert_eq!(o.buffer("bufs[0].data").unwrap().u32s(), vec![0, 1, 2, 3]);
     assert_eq!(o.buffer("bufs[1].data").unwrap().u32s(), vec![0, 11, 22, 33]);
 }
+
+/// The linear-algebra product: GLSL's and Metal's `*` with a matrix operand,
+/// HLSL's `mul`; each language's constructor fills its matrix in its own
+/// order (columns in GLSL and Metal, rows in HLSL), so one product is written
+/// with transposed arguments.
+const PRODUCT_GLSL: &str = r#"#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Out { float values[]; };
+void main()
+{
+    mat2x3 m = mat2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+    vec2 v = vec2(1.0, 10.0);
+    vec3 mv = m * v;
+    vec2 um = vec3(1.0, 1.0, 1.0) * m;
+    mat3x2 t = mat3x2(1.0, 0.0, 0.0, 1.0, 1.0, 1.0);
+    mat3 p = m * t;
+    values[0] = mv.x; values[1] = mv.y; values[2] = mv.z;
+    values[3] = um.x; values[4] = um.y;
+    values[5] = p[2][0]; values[6] = p[2][2];
+}
+"#;
+
+const PRODUCT_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+kernel void product(device float* values [[buffer(0)]])
+{
+    float2x3 m = float2x3(float3(1.0, 2.0, 3.0), float3(4.0, 5.0, 6.0));
+    float2 v = float2(1.0, 10.0);
+    float3 mv = m * v;
+    float2 um = float3(1.0, 1.0, 1.0) * m;
+    float3x2 t = float3x2(float2(1.0, 0.0), float2(0.0, 1.0), float2(1.0, 1.0));
+    float3x3 p = m * t;
+    values[0] = mv.x; values[1] = mv.y; values[2] = mv.z;
+    values[3] = um.x; values[4] = um.y;
+    values[5] = p[2][0]; values[6] = p[2][2];
+}
+"#;
+
+const PRODUCT_HLSL: &str = r#"RWStructuredBuffer<float> values : register(u0);
+[numthreads(1, 1, 1)]
+void main()
+{
+    float3x2 m = float3x2(1.0, 4.0, 2.0, 5.0, 3.0, 6.0);
+    float2 v = float2(1.0, 10.0);
+    float3 mv = mul(m, v);
+    float2 um = mul(float3(1.0, 1.0, 1.0), m);
+    float2x3 t = float2x3(1.0, 0.0, 1.0, 0.0, 1.0, 1.0);
+    float3x3 p = mul(m, t);
+    values[0] = mv.x; values[1] = mv.y; values[2] = mv.z;
+    values[3] = um.x; values[4] = um.y;
+    values[5] = p[0][2]; values[6] = p[2][2];
+}
+"#;
+
+#[test]
+fn matrix_products_are_linear_algebra_in_every_dialect() {
+    // m: 3 rows, 2 columns [[1, 4], [2, 5], [3, 6]]; t: 2 rows, 3 columns [[1, 0, 1], [0, 1, 1]].
+    let m = [[1.0f32, 4.0], [2.0, 5.0], [3.0, 6.0]];
+    let t = [[1.0f32, 0.0, 1.0], [0.0, 1.0, 1.0]];
+    let mv: Vec<f32> = m.iter().map(|row| row[0] + 10.0 * row[1]).collect();
+    let um: Vec<f32> = (0..2).map(|c| m.iter().map(|row| row[c]).sum()).collect();
+    let p = |r: usize, c: usize| m[r][0] * t[0][c] + m[r][1] * t[1][c];
+    let want = vec![mv[0], mv[1], mv[2], um[0], um[1], p(0, 2), p(2, 2)];
+    for (name, lang, src, entry) in [
+        ("p.comp", Lang::Glsl, PRODUCT_GLSL, "main"),
+        ("p.metal", Lang::Metal, PRODUCT_METAL, "product"),
+        ("p.hlsl", Lang::Hlsl, PRODUCT_HLSL, "main"),
+    ] {
+        let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+        let (db, o) = compile_and_run(name, lang, src, entry, "[buffers.values]\nlen = 7\ntype = \"f32\"\n", config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new(), "{name}");
+        assert_eq!(o.buffer("values").unwrap().f32s(), want, "{name}");
+    }
+}

@@ -75,6 +75,15 @@ pub struct SyncObject {
     pub exec: Scope,
 }
 
+/// The matrix product of a language, and which way its matrices are indexed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixProduct {
+    /// A function (HLSL `mul(a, b)`); `*` is component-wise, and `m[i]` is row i.
+    Function(&'static str),
+    /// `*` whenever an operand is a matrix (GLSL, Metal); `m[i]` is column i.
+    Operator,
+}
+
 pub struct Dialect {
     pub name: &'static str,
     /// Barrier and fence intrinsics by name.
@@ -149,6 +158,9 @@ pub struct Dialect {
     /// Whether a space qualifier on a pointer declaration names the space it
     /// points into (OpenCL `__global float* p`) rather than where the pointer lives.
     pub space_qualifies_pointee: bool,
+    /// How the language writes the linear-algebra product of matrices and
+    /// vectors (None: it has no matrices).
+    pub matrix_product: Option<MatrixProduct>,
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
     /// Layout qualifiers of a qualifier-only declaration that give the group
@@ -593,6 +605,7 @@ pub static HLSL: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
+    matrix_product: Some(MatrixProduct::Function("mul")),
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -746,6 +759,7 @@ pub static CUDA: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
+    matrix_product: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1022,6 +1036,7 @@ pub static OPENCL: Dialect = Dialect {
     group_size_attribute: Some("reqd_work_group_size"),
     max_threads_attribute: None,
     space_qualifies_pointee: true,
+    matrix_product: None,
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
         ("vload3", VectorMemory::Load(3)),
@@ -1255,6 +1270,7 @@ pub static GLSL: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
+    matrix_product: Some(MatrixProduct::Operator),
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
@@ -1475,6 +1491,7 @@ pub static METAL: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: Some("max_total_threads_per_threadgroup"),
     space_qualifies_pointee: true,
+    matrix_product: Some(MatrixProduct::Operator),
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1547,6 +1564,7 @@ pub static CPP_AMP: Dialect = Dialect {
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
+    matrix_product: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,

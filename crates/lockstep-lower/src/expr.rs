@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -1246,7 +1246,72 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// Component-wise arithmetic with broadcasting and type promotion.
+    /// The linear-algebra product of matrices and vectors (`m * v` in GLSL
+    /// and Metal, `mul(m, v)` in HLSL); None when an operand is a scalar or
+    /// the shapes do not match (the product is then component-wise).
+    fn matrix_product(&mut self, a: &RV, b: &RV, by_column: bool, span: Span) -> Option<RV> {
+        // (rows, columns) of an operand, and its element at (row, column).
+        let shape = |ty: &SrcType, left: bool| -> Option<(usize, usize)> {
+            match *ty {
+                SrcType::Matrix(_, p, q) if by_column => Some((q as usize, p as usize)),
+                SrcType::Matrix(_, p, q) => Some((p as usize, q as usize)),
+                // A vector is a row on the left of a product, a column on its right.
+                SrcType::Vector(_, n) if left => Some((1, n as usize)),
+                SrcType::Vector(_, n) => Some((n as usize, 1)),
+                _ => None,
+            }
+        };
+        let at = |ty: &SrcType, rv: &RV, r: usize, c: usize| -> Option<Value> {
+            let i = match *ty {
+                SrcType::Matrix(_, _, q) if by_column => c * q as usize + r,
+                SrcType::Matrix(_, _, q) => r * q as usize + c,
+                _ => r + c,
+            };
+            rv.vals.get(i).copied()
+        };
+        let ((rows, inner), (inner_b, cols)) = (shape(&a.ty, true)?, shape(&b.ty, false)?);
+        if inner != inner_b || a.vals.len() != rows * inner || b.vals.len() != inner * cols {
+            return None;
+        }
+        let t = arith_type(a.ty.scalar(&self.cx.structs), b.ty.scalar(&self.cx.structs));
+        let mut product = vec![vec![None; cols]; rows];
+        for (r, row) in product.iter_mut().enumerate() {
+            for (c, cell) in row.iter_mut().enumerate() {
+                let mut sum = None;
+                for k in 0..inner {
+                    let x = at(&a.ty, a, r, k)?;
+                    let y = at(&b.ty, b, k, c)?;
+                    let (x, y) = (self.convert(x, t, span), self.convert(y, t, span));
+                    let term = self.emit(Op::Binary(BinOp::Mul, x, y), t, span);
+                    sum = Some(match sum {
+                        None => term,
+                        Some(s) => self.emit(Op::Binary(BinOp::Add, s, term), t, span),
+                    });
+                }
+                *cell = sum;
+            }
+        }
+        let ty = match (rows, cols) {
+            (1, 1) => SrcType::Scalar(t),
+            (1, n) | (n, 1) => SrcType::Vector(t, n as u32),
+            (r, c) if by_column => SrcType::Matrix(t, c as u32, r as u32),
+            (r, c) => SrcType::Matrix(t, r as u32, c as u32),
+        };
+        // Cells in the result's own order: columns first where `m[i]` is a column.
+        let vals = if by_column && rows > 1 && cols > 1 {
+            (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| product[r][c]).collect::<Option<Vec<_>>>()?
+        } else {
+            product.into_iter().flatten().collect::<Option<Vec<_>>>()?
+        };
+        Some(RV { vals, ty })
+    }
+
     pub fn arith(&mut self, op: &str, a: RV, b: RV, span: Span) -> RV {
+        if op == "*" && self.cx.d.matrix_product == Some(MatrixProduct::Operator) && (matches!(a.ty, SrcType::Matrix(..)) || matches!(b.ty, SrcType::Matrix(..))) {
+            if let Some(product) = self.matrix_product(&a, &b, true, span) {
+                return product;
+            }
+        }
         // Pointer arithmetic: p + i.
         if let SrcType::Pointer(elem, sp) = &a.ty {
             if op == "+" || op == "-" {
@@ -1664,6 +1729,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let rv = self.expr(args[0]);
             self.discard_if_negative(rv, span);
             return RV { vals: Vec::new(), ty: SrcType::Void };
+        }
+        if let (Some(MatrixProduct::Function(f)), [x, y]) = (d.matrix_product, args) {
+            if f == name {
+                let (x, y) = (self.expr(*x), self.expr(*y));
+                return match self.matrix_product(&x, &y, false, span) {
+                    Some(product) => product,
+                    // With a scalar, `mul` is the component-wise product.
+                    None => self.arith("*", x, y, span),
+                };
+            }
         }
         if let Some(b) = d.builtin_call(name) {
             let v = self.builtin(b, span);
