@@ -730,3 +730,85 @@ fn matrix_products_are_linear_algebra_in_every_dialect() {
         assert_eq!(o.buffer("values").unwrap().f32s(), want, "{name}");
     }
 }
+
+/// GLSL's `unpack8`/`unpack16` take an integer apart, lowest part first, in
+/// the argument's signedness; `pack16`/`pack32` build one.
+const PACKING_GLSL: &str = r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Data { uint data[]; };
+void main() {
+    uint x = 0x80FF1234u;
+    u8vec4 b = unpack8(x);
+    i8vec4 s = unpack8(int(x));
+    u16vec2 h = unpack16(x);
+    data[0] = uint(b.x); data[1] = uint(b.w); data[2] = uint(int(s.w) + 1000);
+    data[3] = uint(h.y); data[4] = pack32(b); data[5] = pack32(u16vec2(h.y, h.x));
+    data[6] = uint(pack16(u8vec2(1u, 2u)));
+}
+"#;
+
+#[test]
+fn glsl_packing_functions_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("pack.comp", Lang::Glsl, PACKING_GLSL, "main", "[buffers.data]\nlen = 7\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let x = 0x80FF_1234u32;
+    let want = vec![x & 0xFF, x >> 24, ((x >> 24) as u8 as i8 as i32 + 1000) as u32, x >> 16, x, x.rotate_left(16), 0x0201];
+    assert_eq!(o.buffer("data").unwrap().u32s(), want);
+}
+
+/// C's grammar reads `-5` after `=`, `(` or `,` as one literal; it is -5 (it
+/// was 0), in every C-family language.
+const NEGATIVE_LITERALS_CUDA: &str = r#"__global__ void k(int* out, unsigned* bits)
+{
+    int m = -5;
+    out[0] = m;
+    out[1] = (-3) * 4;
+    out[2] = -0x10 + 1;
+    out[3] = m < -4 ? 1 : 2;
+    bits[0] = (unsigned)m;
+    bits[1] = -1u;
+}
+"#;
+
+#[test]
+fn negative_literals_are_negative() {
+    let config = RunConfig { group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("neg.cu", Lang::Cuda, NEGATIVE_LITERALS_CUDA, "k", "[buffers.out]\nlen = 4\n[buffers.bits]\nlen = 2\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("out").unwrap().u32s(), [-5i32, -12, -15, 1].map(|x| x as u32).to_vec());
+    assert_eq!(o.buffer("bits").unwrap().u32s(), vec![(-5i32) as u32, u32::MAX]);
+}
+
+/// GLSL's `transpose`, `matrixCompMult`, `outerProduct` and `umulExtended`
+/// (whose results come back through out-parameters).
+const MATRIX_FUNCTIONS_GLSL: &str = r#"#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Data { float data[]; };
+layout(std430, binding = 1) buffer Bits { uint bits[]; };
+void main() {
+    mat2x3 m = mat2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+    mat3x2 t = transpose(m);
+    mat2x3 c = matrixCompMult(m, m);
+    mat2x3 o = outerProduct(vec3(1.0, 2.0, 3.0), vec2(10.0, 100.0));
+    data[0] = t[2][1]; data[1] = c[1][2]; data[2] = o[1][2];
+    uint hi, lo;
+    umulExtended(0x80000001u, 0x10u, hi, lo);
+    int shi, slo;
+    imulExtended(-3, 0x40000000, shi, slo);
+    bits[0] = hi; bits[1] = lo; bits[2] = uint(shi); bits[3] = uint(slo);
+}
+"#;
+
+#[test]
+fn glsl_matrix_functions_and_extended_multiply_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let launch = "[buffers.data]\nlen = 3\ntype = \"f32\"\n[buffers.bits]\nlen = 4\n";
+    let (db, o) = compile_and_run("mf.comp", Lang::Glsl, MATRIX_FUNCTIONS_GLSL, "main", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    // m's columns are (1, 2, 3) and (4, 5, 6): t[2] is m's row 2, (3, 6).
+    assert_eq!(o.buffer("data").unwrap().f32s(), vec![6.0, 36.0, 300.0]);
+    let (p, q) = (0x8000_0001u64 * 0x10, -3i64 * 0x4000_0000);
+    assert_eq!(o.buffer("bits").unwrap().u32s(), vec![(p >> 32) as u32, p as u32, (q >> 32) as u32, q as u32]);
+}

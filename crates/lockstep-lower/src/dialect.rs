@@ -84,6 +84,16 @@ pub enum MatrixProduct {
     Operator,
 }
 
+/// A function of matrices a dialect names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixFunction {
+    Transpose,
+    /// The component-wise product (GLSL `matrixCompMult`).
+    ComponentProduct,
+    /// `outerProduct(c, r)`: the matrix whose element (i, j) is `c[i] * r[j]`.
+    Outer,
+}
+
 pub struct Dialect {
     pub name: &'static str,
     /// Barrier and fence intrinsics by name.
@@ -112,7 +122,9 @@ pub struct Dialect {
     /// Intrinsics that take small vectors apart or build them (`__low2half`, `__halves2half2`).
     pub vector_intrinsics: &'static [(&'static str, VectorIntrinsic)],
     /// Prefixes of toolkit intrinsic names (`__` in CUDA): a call to an unknown function
-    /// with one is an intrinsic lockstep does not model, worth a warning.
+    /// with one is an intrinsic lockstep does not model, worth a warning. `""`
+    /// in a language whose programs define every function they call that is
+    /// not built in (GLSL, HLSL, OpenCL C): any unknown callee is a built-in.
     pub intrinsic_prefixes: &'static [&'static str],
     pub sync_objects: &'static [SyncObject],
     /// Whether an unsuffixed float literal is double (C/CUDA) or float (HLSL).
@@ -161,6 +173,11 @@ pub struct Dialect {
     /// How the language writes the linear-algebra product of matrices and
     /// vectors (None: it has no matrices).
     pub matrix_product: Option<MatrixProduct>,
+    /// The language's other functions of matrices, by name.
+    pub matrix_functions: &'static [(&'static str, MatrixFunction)],
+    /// Functions giving a 32-bit product's high and low halves through two
+    /// out-parameters (GLSL `umulExtended(a, b, hi, lo)`), by name.
+    pub extended_multiplies: &'static [&'static str],
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
     /// Layout qualifiers of a qualifier-only declaration that give the group
@@ -301,6 +318,12 @@ pub enum VectorIntrinsic {
     Splat(Type, u32),
     /// Component `n` of each argument (`__lows2half2(a, b)` is `(a.x, b.x)`).
     Gather(u32, Type),
+    /// The integer argument's parts of this many bits, lowest first, each of
+    /// the argument's signedness (GLSL `unpack8(x)`: a `u8vec4` of a `uint`).
+    Split(u32),
+    /// The integer of this many bits whose parts, lowest first, are the
+    /// argument's components (GLSL `pack32(u8vec4)`), of their signedness.
+    Join(u32),
 }
 
 /// One intrinsic function: its name, the IR it becomes and its types.
@@ -586,7 +609,7 @@ pub static HLSL: Dialect = Dialect {
     wave_mask_first: false,
     intrinsics: HLSL_INTRINSICS,
     vector_intrinsics: &[],
-    intrinsic_prefixes: &[],
+    intrinsic_prefixes: &[""],
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
@@ -606,6 +629,8 @@ pub static HLSL: Dialect = Dialect {
     max_threads_attribute: None,
     space_qualifies_pointee: false,
     matrix_product: Some(MatrixProduct::Function("mul")),
+    matrix_functions: &[("transpose", MatrixFunction::Transpose)],
+    extended_multiplies: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -760,6 +785,8 @@ pub static CUDA: Dialect = Dialect {
     max_threads_attribute: None,
     space_qualifies_pointee: false,
     matrix_product: None,
+    matrix_functions: &[],
+    extended_multiplies: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1037,6 +1064,8 @@ pub static OPENCL: Dialect = Dialect {
     max_threads_attribute: None,
     space_qualifies_pointee: true,
     matrix_product: None,
+    matrix_functions: &[],
+    extended_multiplies: &[],
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
         ("vload3", VectorMemory::Load(3)),
@@ -1194,8 +1223,15 @@ pub static GLSL: Dialect = Dialect {
     ],
     wave_mask_first: false,
     intrinsics: GLSL_INTRINSICS,
-    vector_intrinsics: &[],
-    intrinsic_prefixes: &[],
+    vector_intrinsics: &[
+        ("unpack8", VectorIntrinsic::Split(8)),
+        ("unpack16", VectorIntrinsic::Split(16)),
+        ("unpack32", VectorIntrinsic::Split(32)),
+        ("pack16", VectorIntrinsic::Join(16)),
+        ("pack32", VectorIntrinsic::Join(32)),
+        ("pack64", VectorIntrinsic::Join(64)),
+    ],
+    intrinsic_prefixes: &[""],
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: false,
@@ -1271,6 +1307,8 @@ pub static GLSL: Dialect = Dialect {
     max_threads_attribute: None,
     space_qualifies_pointee: false,
     matrix_product: Some(MatrixProduct::Operator),
+    matrix_functions: &[("transpose", MatrixFunction::Transpose), ("matrixCompMult", MatrixFunction::ComponentProduct), ("outerProduct", MatrixFunction::Outer)],
+    extended_multiplies: &["umulExtended", "imulExtended"],
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
@@ -1492,6 +1530,8 @@ pub static METAL: Dialect = Dialect {
     max_threads_attribute: Some("max_total_threads_per_threadgroup"),
     space_qualifies_pointee: true,
     matrix_product: Some(MatrixProduct::Operator),
+    matrix_functions: &[("transpose", MatrixFunction::Transpose)],
+    extended_multiplies: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1565,6 +1605,8 @@ pub static CPP_AMP: Dialect = Dialect {
     max_threads_attribute: None,
     space_qualifies_pointee: false,
     matrix_product: None,
+    matrix_functions: &[],
+    extended_multiplies: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1587,6 +1629,10 @@ pub static CPP_AMP: Dialect = Dialect {
 };
 
 impl Dialect {
+    pub fn matrix_function(&self, name: &str) -> Option<MatrixFunction> {
+        self.matrix_functions.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
+    }
+
     pub fn vector_intrinsic(&self, name: &str) -> Option<VectorIntrinsic> {
         self.vector_intrinsics.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }

@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -476,13 +476,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let v = self.konst(t, Const::Float(x), span);
             return self.scalar(v);
         }
-        let (value, unsigned) = parse_int_literal(text).unwrap_or((0, false));
-        let long = lower.trim_end_matches('u').ends_with("ll") || value > u32::MAX as u64;
+        let Some((value, unsigned)) = parse_int_literal(text) else {
+            self.diag("unsupported", n, format!("the number `{text}` is not one lockstep reads; its value is unknown"));
+            return self.undef(Type::I32, span);
+        };
+        // The literal's type comes from its magnitude (`-5` is `-(5)`, an int).
+        let magnitude = if text.starts_with('-') { value.wrapping_neg() } else { value };
+        let long = lower.trim_end_matches('u').ends_with("ll") || magnitude > u32::MAX as u64;
         let t = match (unsigned, long) {
             (true, true) => Type::U64,
             (false, true) => Type::I64,
             (true, false) => Type::U32,
-            (false, false) if value > i32::MAX as u64 => Type::U32,
+            (false, false) if magnitude > i32::MAX as u64 => Type::U32,
             _ => Type::I32,
         };
         let v = self.konst(t, Const::Int(value), span);
@@ -1245,7 +1250,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
-    /// Component-wise arithmetic with broadcasting and type promotion.
     /// The linear-algebra product of matrices and vectors (`m * v` in GLSL
     /// and Metal, `mul(m, v)` in HLSL); None when an operand is a scalar or
     /// the shapes do not match (the product is then component-wise).
@@ -1306,6 +1310,42 @@ impl<'c, 't> FnLowerer<'c, 't> {
         Some(RV { vals, ty })
     }
 
+    /// `transpose(m)`, `matrixCompMult(a, b)`, `outerProduct(c, r)`; None
+    /// for operands of other shapes.
+    fn matrix_function(&mut self, function: MatrixFunction, args: &[RV], span: Span) -> Option<RV> {
+        match (function, args) {
+            (MatrixFunction::Transpose, [m]) => {
+                let SrcType::Matrix(t, a, b) = m.ty else { return None };
+                let (a, b) = (a as usize, b as usize);
+                let vals = (0..b).flat_map(|j| (0..a).map(move |i| i * b + j)).map(|c| m.vals.get(c).copied()).collect::<Option<Vec<_>>>()?;
+                Some(RV { vals, ty: SrcType::Matrix(t, b as u32, a as u32) })
+            }
+            (MatrixFunction::ComponentProduct, [x, y]) if matches!(x.ty, SrcType::Matrix(..)) && x.ty == y.ty => {
+                // As vectors of all the cells, so that `*` is not the matrix product.
+                let flat = |rv: &RV| RV { vals: rv.vals.clone(), ty: SrcType::Vector(rv.ty.scalar(&self.cx.structs), rv.vals.len() as u32) };
+                let (fx, fy) = (flat(x), flat(y));
+                let product = self.arith("*", fx, fy, span);
+                Some(RV { vals: product.vals, ty: x.ty.clone() })
+            }
+            // GLSL's matCxR with column c and row r: element (i, j) in column j.
+            (MatrixFunction::Outer, [c, r]) => {
+                let (SrcType::Vector(tc, rows), SrcType::Vector(tr, cols)) = (&c.ty, &r.ty) else { return None };
+                let t = arith_type(*tc, *tr);
+                let mut vals = Vec::with_capacity((rows * cols) as usize);
+                for j in 0..*cols as usize {
+                    for i in 0..*rows as usize {
+                        let (x, y) = (self.convert(*c.vals.get(i)?, t, span), self.convert(*r.vals.get(j)?, t, span));
+                        vals.push(self.emit(Op::Binary(BinOp::Mul, x, y), t, span));
+                    }
+                }
+                Some(RV { vals, ty: SrcType::Matrix(t, *cols, *rows) })
+            }
+            _ => None,
+        }
+    }
+
+    /// Component-wise arithmetic with broadcasting and type promotion (the
+    /// matrix product where the language writes it `*`).
     pub fn arith(&mut self, op: &str, a: RV, b: RV, span: Span) -> RV {
         if op == "*" && self.cx.d.matrix_product == Some(MatrixProduct::Operator) && (matches!(a.ty, SrcType::Matrix(..)) || matches!(b.ty, SrcType::Matrix(..))) {
             if let Some(product) = self.matrix_product(&a, &b, true, span) {
@@ -1730,6 +1770,28 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.discard_if_negative(rv, span);
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
+        if let (true, [a, b, hi, lo]) = (d.extended_multiplies.contains(&name), args) {
+            let (a, b) = (self.expr(*a), self.expr(*b));
+            if let (Some(&x), Some(&y), Some(hi), Some(lo)) = (a.vals.first(), b.vals.first(), self.place(*hi), self.place(*lo)) {
+                let t = hi.ty().scalar(&self.cx.structs);
+                let (x, y) = (self.convert(x, t, span), self.convert(y, t, span));
+                let high = self.emit(Op::Math(MathFn::MulHi, vec![x, y]), t, span);
+                let low = self.emit(Op::Binary(BinOp::Mul, x, y), t, span);
+                self.assign(&hi, &RV { vals: vec![high], ty: SrcType::Scalar(t) }, span, None);
+                self.assign(&lo, &RV { vals: vec![low], ty: SrcType::Scalar(t) }, span, None);
+                return RV { vals: Vec::new(), ty: SrcType::Void };
+            }
+        }
+        if let Some(function) = d.matrix_function(name) {
+            let values: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+            if let Some(rv) = self.matrix_function(function, &values, span) {
+                return rv;
+            }
+            let what = format!("`{name}` with these operands");
+            let operands = values.iter().flat_map(|rv| rv.vals.iter().copied()).collect();
+            let v = self.unmodelled(call, what, operands, span);
+            return self.scalar(v);
+        }
         if let (Some(MatrixProduct::Function(f)), [x, y]) = (d.matrix_product, args) {
             if f == name {
                 let (x, y) = (self.expr(*x), self.expr(*y));
@@ -1836,7 +1898,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
         if d.looks_like_intrinsic(name) {
-            self.diag("unsupported", call, format!("intrinsic `{name}` is not modelled: its result is unknown to the analyses and `lockstep run` stops at it"));
+            self.diag(
+                "unsupported",
+                call,
+                format!("`{name}` is neither defined in the sources lockstep read nor a built-in it models: its result is unknown to the analyses and `lockstep run` stops at it"),
+            );
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(name, rvs, span)
@@ -2082,6 +2148,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// analyses and stops the emulator.
     fn vector_intrinsic(&mut self, v: VectorIntrinsic, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        if let (VectorIntrinsic::Split(bits) | VectorIntrinsic::Join(bits), [rv]) = (v, rvs.as_slice()) {
+            let done = match v {
+                VectorIntrinsic::Split(_) => self.split_bits(rv, bits, span),
+                _ => self.join_bits(rv, bits, span),
+            };
+            if let Some(done) = done {
+                return done;
+            }
+            let why = "its argument is not an integer of a width it takes apart or builds".to_string();
+            return self.unmodelled_intrinsic(name, &why, call, span);
+        }
         let picked: Option<(Vec<Value>, Type)> = match (v, rvs.as_slice()) {
             (VectorIntrinsic::Component(n, t), [rv]) => rv.vals.get(n as usize).map(|&x| (vec![x], t)),
             (VectorIntrinsic::Pack(t), _) if !rvs.is_empty() => Some((rvs.iter().flat_map(|r| r.vals.iter().copied()).collect(), t)),
@@ -2102,6 +2179,58 @@ impl<'c, 't> FnLowerer<'c, 't> {
             .collect();
         let ty = if converted.len() == 1 { SrcType::Scalar(elem) } else { SrcType::Vector(elem, converted.len() as u32) };
         RV { vals: converted, ty }
+    }
+
+    /// `unpack8(x)`: the parts of an integer, lowest first.
+    fn split_bits(&mut self, rv: &RV, bits: u32, span: Span) -> Option<RV> {
+        let SrcType::Scalar(t) = rv.ty else { return None };
+        let width = int_width(t)?;
+        let part = int_type(bits, t.is_signed())?;
+        if width <= bits || width % bits != 0 {
+            return None;
+        }
+        let x = *rv.vals.first()?;
+        let vals = (0..width / bits)
+            .map(|i| {
+                let shifted = if i == 0 {
+                    x
+                } else {
+                    let k = self.int(t, (i * bits) as i64, span);
+                    self.emit(Op::Binary(BinOp::Shr, x, k), t, span)
+                };
+                // The conversion keeps the part's low bits.
+                self.convert(shifted, part, span)
+            })
+            .collect::<Vec<_>>();
+        let n = vals.len() as u32;
+        Some(RV { vals, ty: SrcType::Vector(part, n) })
+    }
+
+    /// `pack32(v)`: the integer whose parts, lowest first, are `v`'s components.
+    fn join_bits(&mut self, rv: &RV, bits: u32, span: Span) -> Option<RV> {
+        let SrcType::Vector(t, n) = rv.ty else { return None };
+        let width = int_width(t)?;
+        let whole = int_type(bits, t.is_signed())?;
+        if width * n != bits {
+            return None;
+        }
+        let unsigned = int_type(bits, false)?;
+        let mask = self.int(unsigned, ((1u128 << width) - 1) as i64, span);
+        let mut joined: Option<Value> = None;
+        for (i, &c) in rv.vals.iter().enumerate() {
+            let wide = self.convert(c, unsigned, span);
+            let mut part = self.emit(Op::Binary(BinOp::And, wide, mask), unsigned, span);
+            if i > 0 {
+                let k = self.int(unsigned, i as i64 * width as i64, span);
+                part = self.emit(Op::Binary(BinOp::Shl, part, k), unsigned, span);
+            }
+            joined = Some(match joined {
+                None => part,
+                Some(j) => self.emit(Op::Binary(BinOp::Or, j, part), unsigned, span),
+            });
+        }
+        let joined = self.convert(joined?, whole, span);
+        Some(RV { vals: vec![joined], ty: SrcType::Scalar(whole) })
     }
 
     fn unmodelled_intrinsic(&mut self, name: &str, why: &str, call: Node<'t>, span: Span) -> RV {
@@ -2669,4 +2798,30 @@ fn element_of(ty: &SrcType) -> Option<(usize, SrcType)> {
         SrcType::Matrix(t, _, b) => Some((b as usize, SrcType::Vector(t, b))),
         _ => None,
     }
+}
+
+/// The bits of an integer type.
+fn int_width(t: Type) -> Option<u32> {
+    match t {
+        Type::I8 | Type::U8 => Some(8),
+        Type::I16 | Type::U16 => Some(16),
+        Type::I32 | Type::U32 => Some(32),
+        Type::I64 | Type::U64 => Some(64),
+        _ => None,
+    }
+}
+
+/// The integer type of a width and signedness.
+fn int_type(bits: u32, signed: bool) -> Option<Type> {
+    Some(match (bits, signed) {
+        (8, true) => Type::I8,
+        (8, false) => Type::U8,
+        (16, true) => Type::I16,
+        (16, false) => Type::U16,
+        (32, true) => Type::I32,
+        (32, false) => Type::U32,
+        (64, true) => Type::I64,
+        (64, false) => Type::U64,
+        _ => return None,
+    })
 }

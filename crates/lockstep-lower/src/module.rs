@@ -730,6 +730,13 @@ pub fn resource_type(kind: ResourceKind, elem: SrcType, writable: bool) -> SrcTy
 
 /// Parses an integer literal with C suffixes; returns the value and whether it is unsigned.
 pub fn parse_int_literal(text: &str) -> Option<(u64, bool)> {
+    // C's grammar reads `-5` after `=` or `(` as one literal: the value is
+    // the magnitude's negation (64-bit two's complement), as `-(5)` would be.
+    let text = text.trim();
+    if let Some(magnitude) = text.strip_prefix('-') {
+        return parse_int_literal(magnitude.trim_start()).map(|(v, unsigned)| (v.wrapping_neg(), unsigned));
+    }
+    let text = text.strip_prefix('+').map_or(text, str::trim_start);
     let lower = ascii_lowercase_without_separators(text);
     let unsigned = lower.contains('u');
     let digits = lower.trim_end_matches(['u', 'l']);
