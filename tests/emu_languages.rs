@@ -812,3 +812,31 @@ fn glsl_matrix_functions_and_extended_multiply_compute_exactly() {
     let (p, q) = (0x8000_0001u64 * 0x10, -3i64 * 0x4000_0000);
     assert_eq!(o.buffer("bits").unwrap().u32s(), vec![(p >> 32) as u32, p as u32, (q >> 32) as u32, q as u32]);
 }
+
+/// GLSL's `bitfieldExtract`, sign-extending a signed value, 0 for no bits.
+const BITFIELD_GLSL: &str = r#"#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Bits { uint bits[]; };
+void main() {
+    uint x = 0xF0F01234u;
+    int s = int(0x8000F000u);
+    bits[0] = bitfieldExtract(x, 4, 8);
+    bits[1] = bitfieldExtract(x, 28, 4);
+    bits[2] = uint(bitfieldExtract(s, 12, 4));
+    bits[3] = uint(bitfieldExtract(s, 28, 4));
+    bits[4] = bitfieldExtract(x, 0, 32);
+    bits[5] = bitfieldExtract(x, 3, 0);
+    uvec2 v = bitfieldExtract(uvec2(x, 0xFFu), 0, 4);
+    bits[6] = v.x + 16u * v.y;
+}
+"#;
+
+#[test]
+fn glsl_bitfield_extract_computes_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("bf.comp", Lang::Glsl, BITFIELD_GLSL, "main", "[buffers.bits]\nlen = 7\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let x = 0xF0F0_1234u32;
+    let want = vec![(x >> 4) & 0xFF, x >> 28, u32::MAX, (-8i32) as u32, x, 0, 4 + 16 * 15];
+    assert_eq!(o.buffer("bits").unwrap().u32s(), want);
+}

@@ -178,6 +178,9 @@ pub struct Dialect {
     /// Functions giving a 32-bit product's high and low halves through two
     /// out-parameters (GLSL `umulExtended(a, b, hi, lo)`), by name.
     pub extended_multiplies: &'static [&'static str],
+    /// `bitfieldExtract(value, offset, bits)`: those bits of each component,
+    /// sign-extended for a signed value; by name.
+    pub bitfield_extract: Option<&'static str>,
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
     /// Layout qualifiers of a qualifier-only declaration that give the group
@@ -631,6 +634,7 @@ pub static HLSL: Dialect = Dialect {
     matrix_product: Some(MatrixProduct::Function("mul")),
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
+    bitfield_extract: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -787,6 +791,7 @@ pub static CUDA: Dialect = Dialect {
     matrix_product: None,
     matrix_functions: &[],
     extended_multiplies: &[],
+    bitfield_extract: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1066,6 +1071,7 @@ pub static OPENCL: Dialect = Dialect {
     matrix_product: None,
     matrix_functions: &[],
     extended_multiplies: &[],
+    bitfield_extract: None,
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
         ("vload3", VectorMemory::Load(3)),
@@ -1309,6 +1315,7 @@ pub static GLSL: Dialect = Dialect {
     matrix_product: Some(MatrixProduct::Operator),
     matrix_functions: &[("transpose", MatrixFunction::Transpose), ("matrixCompMult", MatrixFunction::ComponentProduct), ("outerProduct", MatrixFunction::Outer)],
     extended_multiplies: &["umulExtended", "imulExtended"],
+    bitfield_extract: Some("bitfieldExtract"),
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
@@ -1532,6 +1539,7 @@ pub static METAL: Dialect = Dialect {
     matrix_product: Some(MatrixProduct::Operator),
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
+    bitfield_extract: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1607,6 +1615,7 @@ pub static CPP_AMP: Dialect = Dialect {
     matrix_product: None,
     matrix_functions: &[],
     extended_multiplies: &[],
+    bitfield_extract: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,

@@ -1782,6 +1782,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return RV { vals: Vec::new(), ty: SrcType::Void };
             }
         }
+        if let (true, [value, offset, bits]) = (d.bitfield_extract == Some(name), args) {
+            let (value, offset, bits) = (self.expr(*value), self.expr(*offset), self.expr(*bits));
+            if let (Some(&offset), Some(&bits)) = (offset.vals.first(), bits.vals.first()) {
+                let vals = value.vals.iter().map(|&v| self.bitfield_extract(v, offset, bits, span)).collect::<Option<Vec<_>>>();
+                if let Some(vals) = vals {
+                    return RV { vals, ty: value.ty };
+                }
+            }
+            let v = self.unmodelled(call, format!("`{name}` on a value that is not a 32-bit integer"), Vec::new(), span);
+            return self.scalar(v);
+        }
         if let Some(function) = d.matrix_function(name) {
             let values: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
             if let Some(rv) = self.matrix_function(function, &values, span) {
@@ -2179,6 +2190,30 @@ impl<'c, 't> FnLowerer<'c, 't> {
             .collect();
         let ty = if converted.len() == 1 { SrcType::Scalar(elem) } else { SrcType::Vector(elem, converted.len() as u32) };
         RV { vals: converted, ty }
+    }
+
+    /// Bits `offset..offset + bits` of a 32-bit integer, sign-extended when it
+    /// is signed; 0 when `bits` is 0 (GLSL's `bitfieldExtract`). Shifts stay
+    /// below 32: the shift by `32 - bits` is taken only when `bits` is not 0.
+    fn bitfield_extract(&mut self, v: Value, offset: Value, bits: Value, span: Span) -> Option<Value> {
+        let t = self.f.inst(v).ty;
+        if int_width(t) != Some(32) {
+            return None;
+        }
+        let (offset, bits) = (self.convert(offset, t, span), self.convert(bits, t, span));
+        let k32 = self.int(t, 32, span);
+        let zero = self.int(t, 0, span);
+        let is_empty = self.emit(Op::Cmp(CmpOp::Eq, bits, zero), Type::Bool, span);
+        let one = self.int(t, 1, span);
+        // 32 - bits, kept in 0..32 by using 1 where bits is 0 (that result is discarded).
+        let safe_bits = self.emit(Op::Select(is_empty, one, bits), t, span);
+        let drop_high = self.emit(Op::Binary(BinOp::Sub, k32, safe_bits), t, span);
+        // Move the field to the top, then down to bit 0: the type's shift
+        // sign-extends a signed value and fills an unsigned one with zeros.
+        let top = self.emit(Op::Binary(BinOp::Sub, drop_high, offset), t, span);
+        let up = self.emit(Op::Binary(BinOp::Shl, v, top), t, span);
+        let field = self.emit(Op::Binary(BinOp::Shr, up, drop_high), t, span);
+        Some(self.emit(Op::Select(is_empty, zero, field), t, span))
     }
 
     /// `unpack8(x)`: the parts of an integer, lowest first.
