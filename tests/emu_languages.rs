@@ -840,3 +840,30 @@ fn glsl_bitfield_extract_computes_exactly() {
     let want = vec![(x >> 4) & 0xFF, x >> 28, u32::MAX, (-8i32) as u32, x, 0, 4 + 16 * 15];
     assert_eq!(o.buffer("bits").unwrap().u32s(), want);
 }
+
+/// OpenCL's `convert_T` converts values (toward zero, as C does) and `as_T`
+/// reinterprets bits, across component sizes too; they were opaque calls.
+const CONVERSIONS_OPENCL: &str = r#"__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
+void k(__global uint* out, __global float* f)
+{
+    float4 v = convert_float4((int4)(1, -2, 3, 4));
+    out[0] = as_uint(v.y);
+    ushort2 h = as_ushort2(0x12345678u);
+    out[1] = h.x; out[2] = h.y;
+    out[3] = as_uint((ushort2)(0x5678, 0x1234));
+    out[4] = convert_uint(f[0]);
+    out[5] = (uint)convert_int_rtz(-2.7f);
+    uchar4 b = as_uchar4(0x01020304u);
+    out[6] = b.x + 10 * b.w;
+}
+"#;
+
+#[test]
+fn opencl_conversions_and_reinterpretations_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let launch = "[buffers.out]\nlen = 7\n[buffers.f]\nlen = 1\ntype = \"f32\"\nfill = 7.9\n";
+    let (db, o) = compile_and_run("conv.cl", Lang::OpenCl, CONVERSIONS_OPENCL, "k", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want = vec![(-2.0f32).to_bits(), 0x5678, 0x1234, 0x1234_5678, 7, (-2i32) as u32, 4 + 10];
+    assert_eq!(o.buffer("out").unwrap().u32s(), want);
+}

@@ -181,6 +181,9 @@ pub struct Dialect {
     /// `bitfieldExtract(value, offset, bits)`: those bits of each component,
     /// sign-extended for a signed value; by name.
     pub bitfield_extract: Option<&'static str>,
+    /// Prefixes of functions named for their result type: a value conversion
+    /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
+    pub typed_conversions: Option<(&'static str, &'static str)>,
     /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
     /// Layout qualifiers of a qualifier-only declaration that give the group
@@ -635,6 +638,7 @@ pub static HLSL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
     bitfield_extract: None,
+    typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -792,6 +796,7 @@ pub static CUDA: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1072,6 +1077,7 @@ pub static OPENCL: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    typed_conversions: Some(("convert_", "as_")),
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
         ("vload3", VectorMemory::Load(3)),
@@ -1316,6 +1322,7 @@ pub static GLSL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose), ("matrixCompMult", MatrixFunction::ComponentProduct), ("outerProduct", MatrixFunction::Outer)],
     extended_multiplies: &["umulExtended", "imulExtended"],
     bitfield_extract: Some("bitfieldExtract"),
+    typed_conversions: None,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
@@ -1540,6 +1547,7 @@ pub static METAL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
     bitfield_extract: None,
+    typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1616,6 +1624,7 @@ pub static CPP_AMP: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,

@@ -1793,6 +1793,29 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let v = self.unmodelled(call, format!("`{name}` on a value that is not a 32-bit integer"), Vec::new(), span);
             return self.scalar(v);
         }
+        if let (Some((convert, reinterpret)), [arg]) = (d.typed_conversions, args) {
+            let conversion = name.strip_prefix(convert).map(|t| (t, false)).or_else(|| name.strip_prefix(reinterpret).map(|t| (t, true)));
+            // Rounding toward zero is C's conversion; saturation and the other
+            // roundings are not modelled.
+            let conversion = conversion.map(|(t, bits)| (t.strip_suffix("_rtz").unwrap_or(t), bits));
+            if let Some((t, false)) = conversion.filter(|(t, _)| ["_sat", "_rte", "_rtp", "_rtn"].iter().any(|s| t.contains(s))) {
+                if parse_numeric(t.split('_').next().unwrap_or(t)).is_some() {
+                    self.expr(*arg);
+                    return self.unmodelled_intrinsic(name, "saturation and rounding modes other than toward zero are not", call, span);
+                }
+            }
+            if let Some(target) = conversion.and_then(|(t, bits)| parse_numeric(t).map(|ty| (ty, bits))) {
+                let rv = self.expr(*arg);
+                let done = match target {
+                    (ty, false) => Some(RV { vals: self.convert_to(&rv, &ty, span), ty }),
+                    (ty, true) => self.reinterpret(&rv, &ty, span),
+                };
+                if let Some(done) = done {
+                    return done;
+                }
+                return self.unmodelled_intrinsic(name, "its argument's size is not the result's", call, span);
+            }
+        }
         if let Some(function) = d.matrix_function(name) {
             let values: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
             if let Some(rv) = self.matrix_function(function, &values, span) {
@@ -2214,6 +2237,50 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let up = self.emit(Op::Binary(BinOp::Shl, v, top), t, span);
         let field = self.emit(Op::Binary(BinOp::Shr, up, drop_high), t, span);
         Some(self.emit(Op::Select(is_empty, zero, field), t, span))
+    }
+
+    /// The value with `rv`'s bits and type `ty` (OpenCL `as_uint(f)`,
+    /// `as_ushort2(u)`); None when the sizes differ or a part is not a number.
+    fn reinterpret(&mut self, rv: &RV, ty: &SrcType, span: Span) -> Option<RV> {
+        let from = rv.ty.scalar(&self.cx.structs);
+        let to = ty.scalar(&self.cx.structs);
+        let (from_bits, to_bits) = (int_width(int_type(from.bits(), false)?)?, int_width(int_type(to.bits(), false)?)?);
+        let count = match *ty {
+            SrcType::Scalar(_) => 1,
+            SrcType::Vector(_, n) => n as usize,
+            _ => return None,
+        };
+        if rv.vals.len() * from_bits as usize != count * to_bits as usize {
+            return None;
+        }
+        let bitcast = |this: &mut Self, v: Value, t: Type| {
+            if this.f.inst(v).ty == t {
+                v
+            } else {
+                this.emit(Op::Math(MathFn::Bitcast, vec![v]), t, span)
+            }
+        };
+        // Every part as an unsigned integer of the target's width.
+        let from_u = int_type(from_bits, false)?;
+        let raw: Vec<Value> = rv.vals.iter().map(|&v| bitcast(self, v, from_u)).collect();
+        let parts: Vec<Value> = if from_bits == to_bits {
+            raw
+        } else if from_bits > to_bits {
+            let mut parts = Vec::new();
+            for v in raw {
+                parts.extend(self.split_bits(&RV { vals: vec![v], ty: SrcType::Scalar(from_u) }, to_bits, span)?.vals);
+            }
+            parts
+        } else {
+            let per = (to_bits / from_bits) as usize;
+            let mut parts = Vec::new();
+            for chunk in raw.chunks(per) {
+                parts.extend(self.join_bits(&RV { vals: chunk.to_vec(), ty: SrcType::Vector(from_u, per as u32) }, to_bits, span)?.vals);
+            }
+            parts
+        };
+        let vals = parts.into_iter().map(|v| bitcast(self, v, to)).collect();
+        Some(RV { vals, ty: ty.clone() })
     }
 
     /// `unpack8(x)`: the parts of an integer, lowest first.
