@@ -867,3 +867,24 @@ fn opencl_conversions_and_reinterpretations_compute_exactly() {
     let want = vec![(-2.0f32).to_bits(), 0x5678, 0x1234, 0x1234_5678, 7, (-2i32) as u32, 4 + 10];
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
+
+/// OpenCL's `get_sub_group_id()` and `get_num_sub_groups()` follow the wave
+/// width (they were opaque calls).
+const SUB_GROUPS_OPENCL: &str = r#"__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global uint* out)
+{
+    uint lid = get_local_id(0);
+    out[lid] = get_sub_group_id() * 100 + get_sub_group_local_id() + 10000 * get_num_sub_groups();
+}
+"#;
+
+#[test]
+fn opencl_sub_group_ids_follow_the_wave_width() {
+    for wave in [16u32, 32] {
+        let config = RunConfig { groups: [1, 1, 1], wave_size: Some(wave), ..RunConfig::default() };
+        let (db, o) = compile_and_run("sg.cl", Lang::OpenCl, SUB_GROUPS_OPENCL, "k", "[buffers.out]\nlen = 64\n", config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        let want: Vec<u32> = (0..64).map(|l| (l / wave) * 100 + l % wave + 10000 * (64 / wave)).collect();
+        assert_eq!(o.buffer("out").unwrap().u32s(), want, "wave {wave}");
+    }
+}

@@ -104,6 +104,9 @@ pub struct Dialect {
     pub semantics: &'static [(&'static str, Semantic)],
     /// Functions returning a thread builtin (`WaveGetLaneIndex`).
     pub builtin_calls: &'static [(&'static str, Builtin)],
+    /// Functions returning a value computed from builtins, as the parameter
+    /// semantic of that meaning is (OpenCL `get_sub_group_id()`).
+    pub computed_calls: &'static [(&'static str, Semantic)],
     /// Declaration qualifiers that put a variable into a memory space.
     pub space_qualifiers: &'static [(&'static str, MemSpace)],
     /// Qualifier that makes device writes coherent (`globallycoherent`).
@@ -547,6 +550,7 @@ pub static HLSL: Dialect = Dialect {
         ("SV_GroupID", Semantic::GroupId),
         ("SV_GroupIndex", Semantic::GroupIndex),
     ],
+    computed_calls: &[],
     builtin_calls: &[("WaveGetLaneIndex", Builtin::LaneId), ("WaveGetLaneCount", Builtin::WaveSize)],
     space_qualifiers: &[("groupshared", MemSpace::Shared)],
     coherent_qualifiers: &["globallycoherent"],
@@ -674,6 +678,7 @@ pub static CUDA: Dialect = Dialect {
         ("warpSize", BuiltinVar::Const(32)),
     ],
     semantics: &[],
+    computed_calls: &[],
     builtin_calls: &[("__lane_id", Builtin::LaneId)],
     space_qualifiers: &[
         ("__shared__", MemSpace::Shared),
@@ -902,6 +907,7 @@ pub static OPENCL: Dialect = Dialect {
     flag_barrier: None,
     builtin_vars: &[],
     semantics: &[],
+    computed_calls: &[("get_sub_group_id", Semantic::WaveIndex), ("get_num_sub_groups", Semantic::WavesPerGroup), ("get_enqueued_num_sub_groups", Semantic::WavesPerGroup)],
     builtin_calls: &[
         ("get_local_linear_id", Builtin::LocalIndex),
         ("get_sub_group_local_id", Builtin::LaneId),
@@ -1180,6 +1186,7 @@ pub static GLSL: Dialect = Dialect {
         ("gl_NumSubgroups", BuiltinVar::Computed(Semantic::WavesPerGroup)),
     ],
     semantics: &[],
+    computed_calls: &[],
     builtin_calls: &[],
     space_qualifiers: &[("shared", MemSpace::Shared), ("buffer", MemSpace::Device), ("uniform", MemSpace::Constant)],
     // `volatile` implies `coherent`.
@@ -1448,6 +1455,7 @@ pub static METAL: Dialect = Dialect {
         ("simdgroup_index_in_threadgroup", Semantic::WaveIndex),
         ("simdgroups_per_threadgroup", Semantic::WavesPerGroup),
     ],
+    computed_calls: &[],
     builtin_calls: &[],
     // The address-space keywords reach the parser as the CUDA words
     // (`predefined_macros`); these are the spaces those words stand for.
@@ -1578,6 +1586,7 @@ pub static CPP_AMP: Dialect = Dialect {
     flag_barrier: None,
     builtin_vars: &[],
     semantics: &[],
+    computed_calls: &[],
     builtin_calls: &[],
     // `tile_static` reaches the parser as `__shared__` (`predefined_macros`).
     space_qualifiers: &[("__shared__", MemSpace::Shared)],
@@ -1681,6 +1690,9 @@ impl Dialect {
     }
     pub fn builtin_call(&self, name: &str) -> Option<Builtin> {
         self.builtin_calls.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
+    pub fn computed_call(&self, name: &str) -> Option<Semantic> {
+        self.computed_calls.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
     }
     pub fn space_qualifier(&self, word: &str) -> Option<MemSpace> {
         self.space_qualifiers.iter().find(|(n, _)| *n == word).map(|(_, s)| *s)

@@ -1840,6 +1840,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let v = self.builtin(b, span);
             return self.scalar(v);
         }
+        if let Some(semantic) = d.computed_call(name) {
+            let ty = SrcType::Scalar(Type::U32);
+            let vals = self.semantic_values(semantic, &ty, span);
+            return RV { vals, ty };
+        }
         if let Some(b) = d.axis_builtin(name) {
             if let Some(axis) = args.first().and_then(|&a| self.cx.const_int(a)) {
                 let v = self.axis_builtin(b, axis, span);
