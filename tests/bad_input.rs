@@ -180,3 +180,24 @@ fn many_undeclared_names_make_one_note_and_the_rest_is_analysed() {
     assert!(has(&diags, "unsupported", 3), "{:?}", &diags[..diags.len().min(5)]);
     assert!(has(&diags, "barrier-in-divergent-cf", 20_003), "{:?}", &diags[..diags.len().min(5)]);
 }
+
+#[test]
+fn huge_glsl_constructors_and_over_long_block_arrays_are_noted_briefly() {
+    let dir = dir();
+    let path = dir.path().join("huge.comp");
+    let constructor = format!("float[]({})[0]", vec!["1.0"; 100_000].join(","));
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\nlayout(std430, binding = 0) buffer D {{ float d[]; }};\n\
+         layout(std430, binding = 1) buffer B {{ uint v[]; }} bufs[1000000];\n\
+         void main() {{ float x = {constructor}; float{} y; bufs[999999].v[0] = 1u; d[0] = x; }}\n",
+        "[1]".repeat(20_000)
+    );
+    std::fs::write(&path, src).unwrap();
+    let report = check_file(&path, Lang::Glsl, &Options::default()).unwrap();
+    let notes: Vec<&str> = report.diagnostics.iter().filter(|d| d.rule == "unsupported").map(|d| d.message.as_str()).collect();
+    assert!(notes.iter().all(|m| m.len() < 300), "{notes:?}");
+    assert!(notes.iter().any(|m| m.contains("the read of `float[](1.0,")), "{notes:?}");
+    assert!(notes.iter().any(|m| m.contains("array of interface blocks")), "{notes:?}");
+    assert!(notes.iter().any(|m| m.contains("`bufs[999999].v[0]`")), "{notes:?}");
+    assert!(!notes.iter().any(|m| m.contains("not declared")), "{notes:?}");
+}

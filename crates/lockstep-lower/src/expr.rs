@@ -323,7 +323,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     Some(p) => self.read_place(&p, span),
                     // Memory lockstep cannot place: the read may touch any of it.
                     None => {
-                        let what = format!("the read of `{}`", self.cx.text(n));
+                        let what = format!("the read of `{}`", self.cx.excerpt(n));
                         let v = self.unmodelled(n, what, Vec::new(), span);
                         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
                     }
@@ -623,8 +623,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         match self.place(n) {
             Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => {
-                if let Some(None) = self.block_array_element(arg) {
-                    let what = format!("the read of `{}` (which buffer of `{}` a run-time index picks)", self.cx.text(n), self.cx.text(arg));
+                if self.block_array_element(arg).is_some() {
+                    let what = format!("the read of `{}` (a buffer of the array of blocks `{}` lockstep did not lay out, or chose by a run-time index)", self.cx.excerpt(n), self.cx.excerpt(arg));
                     let v = self.unmodelled(n, what, Vec::new(), span);
                     return RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) };
                 }
@@ -787,11 +787,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         return Some(self.resource_element(global, kind, &elem, writable, &idx, span));
                     }
                 }
-                // A member of whichever block a run-time index picks: the
-                // access is noted as a whole.
-                if self.cx.kind(arg) == "field_expression" && arg.field(self.cx.fields.argument).is_some_and(|a| matches!(self.block_array_element(a), Some(None))) {
-                    return None;
-                }
                 let idx_rv = self.expr(index_node);
                 let idx = match idx_rv.vals.first() {
                     Some(&v) => self.index_value(v, span),
@@ -805,6 +800,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         return self.pointer_index(prv, idx, span);
                     }
                     Some(p) => p,
+                    // A member of a block of an array lockstep did not lay
+                    // out, or that a run-time index picks: the access is noted whole.
+                    None if self.cx.kind(arg) == "field_expression" && arg.field(self.cx.fields.argument).is_some_and(|a| self.block_array_element(a).is_some()) => return None,
                     None => {
                         let rv = self.expr(arg);
                         if let (SrcType::Vector(t, _), Some(k)) = (&rv.ty, self.f.as_int(idx)) {
@@ -844,8 +842,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// `bufs[2]` naming an element of an array of interface blocks (its
-    /// members are bound as `bufs[2].member`): Some(None) when the index is
-    /// not a constant, None for anything else.
+    /// members are bound as `bufs[2].member` when the array was laid out):
+    /// Some(None) when the index is not a constant, None for anything else.
     fn block_array_element(&mut self, n: Node<'t>) -> Option<Option<String>> {
         if self.cx.kind(n) != "subscript_expression" {
             return None;
@@ -1166,7 +1164,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("=");
         let rhs = self.expr(r);
         let Some(place) = self.place(l) else {
-            let what = format!("the assignment to `{}`", self.cx.text(l));
+            let what = format!("the assignment to `{}`", self.cx.excerpt(l));
             self.unmodelled(l, what, rhs.vals.clone(), span);
             return rhs;
         };
@@ -1790,8 +1788,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     return RV { vals, ty: value.ty };
                 }
             }
-            let v = self.unmodelled(call, format!("`{name}` on a value that is not a 32-bit integer"), Vec::new(), span);
-            return self.scalar(v);
+            return self.unmodelled_intrinsic(name, "its value is not a 32-bit integer", call, span);
         }
         if let (Some((convert, reinterpret)), [arg]) = (d.typed_conversions, args) {
             let conversion = name.strip_prefix(convert).map(|t| (t, false)).or_else(|| name.strip_prefix(reinterpret).map(|t| (t, true)));
@@ -1821,10 +1818,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             if let Some(rv) = self.matrix_function(function, &values, span) {
                 return rv;
             }
-            let what = format!("`{name}` with these operands");
-            let operands = values.iter().flat_map(|rv| rv.vals.iter().copied()).collect();
-            let v = self.unmodelled(call, what, operands, span);
-            return self.scalar(v);
+            return self.unmodelled_intrinsic(name, "its operands do not have the shapes it takes", call, span);
         }
         if let (Some(MatrixProduct::Function(f)), [x, y]) = (d.matrix_product, args) {
             if f == name {
@@ -2249,7 +2243,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn reinterpret(&mut self, rv: &RV, ty: &SrcType, span: Span) -> Option<RV> {
         let from = rv.ty.scalar(&self.cx.structs);
         let to = ty.scalar(&self.cx.structs);
-        let (from_bits, to_bits) = (int_width(int_type(from.bits(), false)?)?, int_width(int_type(to.bits(), false)?)?);
+        let (from_bits, to_bits) = (from.bits(), to.bits());
+        // Parts are reinterpreted through unsigned integers of their width.
+        let from_u = int_type(from_bits, false)?;
+        int_type(to_bits, false)?;
         let count = match *ty {
             SrcType::Scalar(_) => 1,
             SrcType::Vector(_, n) => n as usize,
@@ -2265,8 +2262,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 this.emit(Op::Math(MathFn::Bitcast, vec![v]), t, span)
             }
         };
-        // Every part as an unsigned integer of the target's width.
-        let from_u = int_type(from_bits, false)?;
         let raw: Vec<Value> = rv.vals.iter().map(|&v| bitcast(self, v, from_u)).collect();
         let parts: Vec<Value> = if from_bits == to_bits {
             raw

@@ -38,6 +38,9 @@ type StaticKey = (usize, String, Vec<(String, i64)>);
 /// class template recursing on an ever-growing argument).
 const MAX_STATIC_VALUES: usize = 10_000;
 
+/// The longest source excerpt a message quotes.
+const EXCERPT_CHARS: usize = 80;
+
 /// The note on undeclared names labels the first use of at most this many
 /// of them besides the first (its message counts the rest).
 const MAX_UNDECLARED_LABELS: usize = 16;
@@ -137,6 +140,16 @@ impl<'t> Ctx<'t> {
 
     pub fn text(&self, n: Node) -> &'t str {
         self.src.get(n.byte_range()).unwrap_or("")
+    }
+
+    /// A node's text for a message: on one line, and cut after
+    /// [`EXCERPT_CHARS`] characters (a 100 000-element initializer is not quoted whole).
+    pub fn excerpt(&self, n: Node) -> String {
+        let words = self.text(n).split_whitespace().collect::<Vec<_>>().join(" ");
+        match words.char_indices().nth(EXCERPT_CHARS) {
+            Some((cut, _)) => format!("{}…", &words[..cut]),
+            None => words,
+        }
     }
 
     pub fn span(&self, n: Node) -> Span {
@@ -1521,12 +1534,12 @@ fn interface_block<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, block: Node<'t>) {
         [array] if ctx.kind(*array) == "array_declarator" => {
             let name = array.field(ctx.fields.declarator).filter(|d| ctx.kind(*d) == "identifier").map(|d| ctx.text(d).to_string());
             let len = array.field(ctx.fields.size).and_then(|size| ctx.const_int(size)).filter(|len| (1..=MAX_BLOCK_ARRAY).contains(len));
+            // Declared either way: its uses are noted as accesses, not as unknown names.
+            if let Some(name) = &name {
+                ctx.block_arrays.insert(name.clone());
+            }
             match (name, len) {
-                (Some(name), Some(len)) => {
-                    let elements = (0..len).map(|i| Some(format!("{name}[{i}]"))).collect();
-                    ctx.block_arrays.insert(name);
-                    elements
-                }
+                (Some(name), Some(len)) => (0..len).map(|i| Some(format!("{name}[{i}]"))).collect(),
                 _ => {
                     ctx.warn("unsupported", *array, format!("an array of interface blocks without a constant length of at most {MAX_BLOCK_ARRAY}"));
                     return;
