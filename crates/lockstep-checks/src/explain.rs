@@ -107,10 +107,13 @@ pub fn explain(db: &SourceDb, m: &Module, f: &Function, u: &Uniformity, v: Value
             Reason::SyncDependence(b) => {
                 let cond = f.block(b).term.condition();
                 let cond_text = cond.map(|c| show(db, f, c)).unwrap_or_else(|| "a condition".into());
-                clauses.push(format!(
-                    "{subject} is assigned differently on the paths of the branch on {cond_text} (line {}), which threads take differently",
-                    line(b)
-                ));
+                // A short-circuit `a || b` is a value chosen by a branch on its own text.
+                if cond_text != subject {
+                    clauses.push(format!(
+                        "{subject} is assigned differently on the paths of the branch on {cond_text} (line {}), which threads take differently",
+                        line(b)
+                    ));
+                }
                 match cond {
                     Some(c) => {
                         subject = show(db, f, c);

@@ -515,7 +515,19 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         d = d.with_note("every thread stores the same group-uniform value, so the outcome does not depend on which write lands last; it is still a data race in the memory model");
     }
     if class_id == WARP_SYNCHRONOUS_RACE {
-        d = d.with_note("only threads of one warp can meet here: the code relies on a warp running in lockstep, which GPUs with independent thread scheduling (Volta and later) do not promise; put `__syncwarp()` between the accesses");
+        let fix = if m.wave_barrier.is_empty() {
+            format!("the language has no barrier for one wave: put `{}` between the accesses", m.group_barrier)
+        } else {
+            format!("put `{}` between the accesses", m.wave_barrier)
+        };
+        d = d.with_note(format!(
+            "only threads of one wave (warp, sub-group) can meet here: the code relies on a wave running in lockstep, which the memory model does not promise and GPUs with independent thread scheduling (Volta and later) do not do; {fix}"
+        ));
+    }
+    if let Some(width) = x.witness.as_ref().and_then(|w| w.wave_width) {
+        d = d.with_note(format!(
+            "nothing fixes how wide the waves (sub-groups) are; the threads shown are in different ones when the device makes them {width} lanes wide"
+        ));
     }
     if class_id == POSSIBLE_RACE {
         let inputs: Vec<String> = undecided.data.into_iter().chain(undecided.hard).collect();

@@ -413,6 +413,9 @@ pub struct Module {
     /// the input has no source language (LLVM IR).
     pub group_barrier: String,
     pub device_barrier: String,
+    /// The barrier of one wave (`__syncwarp()`, `subgroupBarrier()`); empty
+    /// where the language has none (HLSL, WGSL).
+    pub wave_barrier: String,
 }
 
 impl Module {

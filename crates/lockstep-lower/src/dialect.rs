@@ -146,6 +146,8 @@ pub struct Dialect {
     /// that orders device memory, as messages should name them.
     pub group_barrier: &'static str,
     pub device_barrier: &'static str,
+    /// The barrier of one wave (sub-group), empty where the language has none.
+    pub wave_barrier: &'static str,
     /// Files mix host functions with device code (CUDA): the bodies of
     /// host-only functions are skipped when parsing.
     pub host_code: bool,
@@ -628,6 +630,7 @@ pub static HLSL: Dialect = Dialect {
     collective_fences: true,
     group_barrier: "GroupMemoryBarrierWithGroupSync()",
     device_barrier: "DeviceMemoryBarrierWithGroupSync()",
+    wave_barrier: "",
     host_code: false,
     wave_size: None,
     discard_if_negative: Some("clip"),
@@ -738,6 +741,7 @@ pub static CUDA: Dialect = Dialect {
     collective_fences: false,
     group_barrier: "__syncthreads()",
     device_barrier: "__syncthreads()",
+    wave_barrier: "__syncwarp()",
     host_code: true,
     wave_size: Some(32),
     discard_if_negative: None,
@@ -1001,6 +1005,7 @@ pub static OPENCL: Dialect = Dialect {
     collective_fences: false,
     group_barrier: "barrier(CLK_LOCAL_MEM_FENCE)",
     device_barrier: "barrier(CLK_GLOBAL_MEM_FENCE)",
+    wave_barrier: "sub_group_barrier(CLK_LOCAL_MEM_FENCE)",
     host_code: false,
     // Sub-group width varies by device.
     wave_size: None,
@@ -1259,6 +1264,7 @@ pub static GLSL: Dialect = Dialect {
     collective_fences: false,
     group_barrier: "barrier()",
     device_barrier: "memoryBarrierBuffer(); barrier()",
+    wave_barrier: "subgroupBarrier()",
     host_code: false,
     // Subgroup width varies by device.
     wave_size: None,
@@ -1515,6 +1521,7 @@ pub static METAL: Dialect = Dialect {
     collective_fences: false,
     group_barrier: "threadgroup_barrier(mem_flags::mem_threadgroup)",
     device_barrier: "threadgroup_barrier(mem_flags::mem_device)",
+    wave_barrier: "simdgroup_barrier(mem_flags::mem_threadgroup)",
     host_code: false,
     // The SIMD-group width varies by device.
     wave_size: None,
@@ -1618,6 +1625,7 @@ pub static CPP_AMP: Dialect = Dialect {
     collective_fences: false,
     group_barrier: "t.barrier.wait()",
     device_barrier: "t.barrier.wait_with_global_memory_fence()",
+    wave_barrier: "",
     // Host code surrounds the kernels and declares what they capture: it is parsed, never run.
     host_code: false,
     wave_size: None,

@@ -866,6 +866,7 @@ pub fn lower_tree_streaming(
     ctx.module.collective_fences = ctx.d.collective_fences;
     ctx.module.group_barrier = ctx.d.group_barrier.to_string();
     ctx.module.device_barrier = ctx.d.device_barrier.to_string();
+    ctx.module.wave_barrier = ctx.d.wave_barrier.to_string();
     let root = tree.root_node();
     let has_errors = report_syntax_errors(&mut ctx, root);
     let mut kernels = Vec::new();

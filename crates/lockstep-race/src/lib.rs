@@ -126,6 +126,25 @@ fn group_sync(f: &Function, v: Value, space: Space) -> bool {
 }
 
 /// Orders `space` for the threads of one wave (`__syncwarp()`, a tile's sync).
+/// The widths of the waves (sub-groups) GPUs run, for kernels whose wave
+/// width nothing fixes.
+const HARDWARE_WAVE_WIDTHS: [Option<u32>; 6] = [Some(4), Some(8), Some(16), Some(32), Some(64), Some(128)];
+
+/// Whether an index is computed from the thread's lane or its wave's
+/// index (`get_sub_group_id() * 256 + …`): code that lays memory out by wave.
+fn placed_by_wave(f: &Function, v: Value, depth: u32) -> bool {
+    if depth > 12 {
+        return false;
+    }
+    match &f.inst(v).op {
+        Op::Builtin(lockstep_ir::Builtin::LaneId) => true,
+        Op::Binary(lockstep_ir::BinOp::Div, _, w) if matches!(f.inst(*w).op, Op::Builtin(lockstep_ir::Builtin::WaveSize)) => true,
+        Op::Binary(_, a, b) => placed_by_wave(f, *a, depth + 1) || placed_by_wave(f, *b, depth + 1),
+        Op::Unary(_, a) | Op::Convert(a) => placed_by_wave(f, *a, depth + 1),
+        _ => false,
+    }
+}
+
 fn wave_sync(f: &Function, v: Value, space: Space) -> bool {
     barrier(f, v).is_some_and(|b| b.exec == Scope::Wave && b.spaces.contains(mem_space(space)))
 }
@@ -498,7 +517,7 @@ impl Ctx<'_> {
             return w.clone();
         }
         // Cluster and reach questions only filter; pairs' witnesses are reported.
-        let prove = waves != Waves::DifferentReach && key.sides.iter().all(|s| s.spread == (0, 0));
+        let prove = waves.same_cell() && key.sides.iter().all(|s| s.spread == (0, 0));
         self.solved.set(self.solved.get() + 1);
         let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem };
         let w = q.conflict();
@@ -651,19 +670,37 @@ impl Ctx<'_> {
                             }
                         } else {
                             // Code only one wave runs (`if (tid < 32)`), exchanging without a
-                            // wave barrier, where the language fixes the wave's width. Or
-                            // cells only threads of one wave share (each warp's own slice of
-                            // a tile) in warp-aware code: the kernel orders its warps with
-                            // wave barriers elsewhere, or every way between the accesses
-                            // passes a lane exchange it relies on the warp converging at.
-                            let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
-                            let warp_aware = || wave_barriers || (follows(&ends) && !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..))));
+                            // wave barrier. Or cells only threads of one wave share (each
+                            // warp's own slice of a tile) in warp-aware code: the kernel
+                            // orders its warps with wave barriers elsewhere, places the
+                            // cells by the wave's index or the lane, or every way between
+                            // the accesses passes a lane exchange it relies on the warp
+                            // converging at. Where nothing fixes the wave's width, this
+                            // must hold for waves of every width hardware has.
+                            let widths: &[Option<u32>] = if f.entry.as_ref().is_some_and(|e| e.wave_size.is_some()) { &[None] } else { &HARDWARE_WAVE_WIDTHS };
+                            let waves_of = |question: Waves| widths.iter().map(move |w| w.map_or(question, |w| question.at(w)));
+                            let warp_aware = || {
+                                wave_barriers
+                                    || (follows(&ends)
+                                        && (placed_by_wave(f, e.index, 0)
+                                            || placed_by_wave(f, l.index, 0)
+                                            || !follows(&|v: Value| ends(v) || matches!(f.inst(v).op, Op::Wave(..)))))
+                            };
                             // Threads of different waves that only an undecided
                             // witness puts together leave the proven race one of a wave.
-                            let one_wave = fixed_width
-                                && (self.query_waves(Mode::SameGroup, Waves::DifferentReach, (e, &em.1), (l, &lm.1)).is_none()
-                                    || (warp_aware() && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none_or(|across| !across.exact)));
-                            (w, one_wave)
+                            let one_reaches = || waves_of(Waves::DifferentReach).all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
+                            let across = || waves_of(Waves::Different).find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact));
+                            if one_reaches() {
+                                (w, true)
+                            } else if !warp_aware() {
+                                (w, false)
+                            } else {
+                                // Shown with threads of two waves, the pair that makes it more than one wave's.
+                                match across() {
+                                    Some(across) => (across, false),
+                                    None => (w, true),
+                                }
+                            }
                         };
                         self.done.insert(reported(e, l));
                         let hz = hazard(e.kind, l.kind);

@@ -230,6 +230,28 @@ impl<'a> Kernel<'a> {
         g
     }
 
+    /// A two-way phi that selects by one branch, as `(condition, value
+    /// when it held, value when it did not)`: each incoming edge comes from
+    /// its own arm of the branch that dominates the join.
+    fn gated(&self, phi: Value) -> Option<(Value, Value, Value)> {
+        let Op::Phi(incoming) = &self.f.inst(phi).op else { return None };
+        let [(from_a, a), (from_b, b)] = incoming.as_slice() else { return None };
+        let join = self.inst_block[phi.index()]?;
+        let head = self.cfg.dom.idom(join.index())?;
+        let Terminator::Branch { cond, then_to, else_to } = &self.f.blocks[head].term else { return None };
+        let arm = |to: BlockId, from: BlockId| to != join && self.cfg.preds[to.index()].len() == 1 && self.cfg.dominates(to, from);
+        if then_to == else_to {
+            return None;
+        }
+        if arm(*then_to, *from_a) && arm(*else_to, *from_b) {
+            Some((*cond, *a, *b))
+        } else if arm(*then_to, *from_b) && arm(*else_to, *from_a) {
+            Some((*cond, *b, *a))
+        } else {
+            None
+        }
+    }
+
     fn find_guards(&self, b: BlockId) -> Vec<(Value, bool)> {
         let mut out = Vec::new();
         let mut x = b.index();
@@ -282,6 +304,35 @@ pub enum Waves {
     /// Whether threads of two different waves reach the two accesses at
     /// all, wherever they point.
     DifferentReach,
+    /// [`Waves::Different`] for waves of the given width, where nothing
+    /// fixes it (lanes and wave indices follow that width).
+    DifferentAt(u32),
+    /// [`Waves::DifferentReach`] likewise.
+    DifferentReachAt(u32),
+}
+
+impl Waves {
+    /// Whether the question is about the same cell (not only reaching).
+    pub fn same_cell(self) -> bool {
+        !matches!(self, Waves::DifferentReach | Waves::DifferentReachAt(_))
+    }
+
+    /// The wave width the question supposes, when it supposes one.
+    fn width(self) -> Option<u32> {
+        match self {
+            Waves::DifferentAt(w) | Waves::DifferentReachAt(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The same question for waves `width` wide.
+    pub fn at(self, width: u32) -> Waves {
+        match self {
+            Waves::Different => Waves::DifferentAt(width),
+            Waves::DifferentReach => Waves::DifferentReachAt(width),
+            w => w,
+        }
+    }
 }
 
 pub struct Query<'k> {
@@ -330,6 +381,9 @@ pub struct Witness {
     /// width), where the race needs that offset: the two halves meet only
     /// where the host passes an offset narrower than the half it holds.
     pub offset_apart: Vec<Value>,
+    /// The wave width the witness supposes, where nothing fixes it and the
+    /// race needs its threads in different waves.
+    pub wave_width: Option<u32>,
 }
 
 /// Sizes given by a value the file does not fix (a template parameter no
@@ -482,7 +536,7 @@ impl Query<'_> {
         if self.waves != Waves::Any {
             b.different_waves();
         }
-        if self.waves != Waves::DifferentReach {
+        if self.waves.same_cell() {
             b.same_cell(&addr[0], &addr[1], 0);
         }
         b.finish();
@@ -553,7 +607,7 @@ impl Build<'_> {
     /// wave width to rely on, nothing is added: any two threads may be in
     /// different waves of some width.
     fn different_waves(&mut self) {
-        let Some(w) = self.q.k.wave_size() else { return };
+        let Some(w) = self.wave_width() else { return };
         let w = w.max(1) as i128;
         let wave = |b: &mut Self, s: u8| {
             let flat = b.builtin(s, Builtin::LocalIndex);
@@ -561,6 +615,11 @@ impl Build<'_> {
         };
         let (a, c) = (wave(self, 0), wave(self, 1));
         self.p.differ(&a, &c);
+    }
+
+    /// The wave width lanes and wave indices follow in this question.
+    fn wave_width(&self) -> Option<u32> {
+        self.q.waves.width().or(self.q.k.wave_size())
     }
 
     fn tid(&mut self, s: u8, ax: u8) -> Var {
@@ -829,7 +888,7 @@ impl Build<'_> {
             }
             // Lanes are the flat index modulo the wave size; with a width
             // nobody fixed, any lane of the widest wave.
-            Builtin::LaneId => match q.k.wave_size {
+            Builtin::LaneId => match self.wave_width() {
                 Some(w) => {
                     let flat = self.builtin(s, Builtin::LocalIndex);
                     let w = w.max(1) as i128;
@@ -837,7 +896,7 @@ impl Build<'_> {
                 }
                 None => Lin::var(self.var(Key::Lane(s), 0, MAX_WAVE - 1)),
             },
-            Builtin::WaveSize => match q.k.wave_size {
+            Builtin::WaveSize => match self.wave_width() {
                 Some(w) => Lin::konst(w.max(1) as i128),
                 None => Lin::var(self.var(Key::WaveSize, MIN_WAVE, MAX_WAVE)),
             },
@@ -1183,6 +1242,22 @@ impl Build<'_> {
                 self.cond(s, *y, false, depth + 1);
             }
             Op::Unary(UnOp::LNot | UnOp::Not, x) if f.inst(c).ty == Type::Bool => self.cond(s, *x, !pol, depth + 1),
+            // A short-circuit `a && b` kept as a value is a phi of `b` and
+            // `false` after a branch on `a`: the one way to the asked value.
+            Op::Phi(_) if let Some((branch, then_value, else_value)) = self.q.k.gated(c) => {
+                let gives = |x: Value| f.as_int(x).map(|k| (k != 0) == pol);
+                match (gives(then_value), gives(else_value)) {
+                    (_, Some(false)) => {
+                        self.cond(s, branch, true, depth + 1);
+                        self.cond(s, then_value, pol, depth + 1);
+                    }
+                    (Some(false), _) => {
+                        self.cond(s, branch, false, depth + 1);
+                        self.cond(s, else_value, pol, depth + 1);
+                    }
+                    _ => self.unknown_truth(s, c, pol),
+                }
+            }
             Op::Convert(x) if f.inst(*x).ty.is_int() => {
                 let a = self.val(s, *x, 0);
                 if pol {
@@ -1194,15 +1269,17 @@ impl Build<'_> {
             // Anything else (a flag loaded from memory, a float comparison)
             // is one unknown truth value per owner: a launch-wide flag
             // sends every thread the same way.
-            _ if f.inst(c).ty.is_int() || f.inst(c).ty == Type::Bool => {
-                let a = self.val(s, c, 0);
-                if pol {
-                    self.p.differ(&a, &Lin::konst(0));
-                } else {
-                    self.p.equal(&a, &Lin::konst(0));
-                }
-            }
+            _ if f.inst(c).ty.is_int() || f.inst(c).ty == Type::Bool => self.unknown_truth(s, c, pol),
             _ => {}
+        }
+    }
+
+    fn unknown_truth(&mut self, s: u8, c: Value, pol: bool) {
+        let a = self.val(s, c, 0);
+        if pol {
+            self.p.differ(&a, &Lin::konst(0));
+        } else {
+            self.p.equal(&a, &Lin::konst(0));
         }
     }
 
@@ -1705,6 +1782,7 @@ impl Build<'_> {
             atypical_group_width: false,
             rows_apart: Vec::new(),
             offset_apart: Vec::new(),
+            wave_width: q.waves.width(),
         }
     }
 }
