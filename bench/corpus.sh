@@ -130,6 +130,30 @@ opencl_variant_flags() { # FILE: the -D flags its host build passes
     esac
 }
 
+# ggml's WebGPU shaders are templates too: its host code (ggml-webgpu-shader-lib.hpp)
+# expands `#ifdef`/`#define` with one variant's -D flags before WebGPU sees them.
+# These are the f32 variant's, with the workgroup and tile sizes it picks.
+wgsl_defines=(-D WG_SIZE=256 -D DataType=f32 -D SRC_TYPE=f32 -D DST_TYPE=f32 -D SRC0_TYPE=f32 -D SRC1_TYPE=f32
+    -D WEIGHT_TYPE=f32 -D INPUT_TYPE=f32 -D OUTPUT_TYPE=f32 -D TYPE_F32 -D SRC0_INNER_TYPE=f32 -D SRC1_INNER_TYPE=f32
+    -D BLOCK_SIZE=1u -D S_V=128u -D OUTPUTS_PER_WG=4 -D TILE_M=4u -D TILE_N=4u -D TILE_K=8u -D WORKGROUP_SIZE_M=8u
+    -D WORKGROUP_SIZE_N=8u -D MIN_SUBGROUP_SIZE=32u -D MAX_SUBGROUP_SIZE=32u -D BATCH_N=8 -D TOKENS_PER_WG=8u
+    -D TOKENS_PER_TILE=8u -D HEAD_DIM_QK=64 -D HEAD_DIM_V=64 -D Q_TILE=4 -D KV_TILE=32 -D D_SPLIT=4u -D NUM_COLS=1
+    -D N_EXPERTS=8 -D USE_WORKGROUP_REDUCTION -D MUL_ACC_FLOAT -D INIT_SRC0_SHMEM_FLOAT -D INIT_SRC1_SHMEM_FLOAT)
+wgsl_variant_flags() { # FILE: the operation its host build picks first
+    case "$(basename "$1")" in
+        binary.wgsl) echo "-D OP_ADD" ;;
+        glu.wgsl) echo "-D OP_REGLU" ;;
+        unary.wgsl) echo "-D ABS" ;;
+        row_norm.wgsl) echo "-D RMS_NORM" ;;
+        get_rows.wgsl) echo "-D F32" ;;
+        solve_tri.wgsl) echo "-D N=64 -D K_TILE=16" ;;
+        set_rows_quant.wgsl) echo "-D DST_Q8_0" ;;
+        quantize_q8.wgsl) echo "-D Q8_1_T" ;;
+        mul_mat_id.wgsl) echo "-D SCALAR -D MUL_MAT_ID" ;;
+        mul_mat*.wgsl) echo "-D SCALAR" ;;
+    esac
+}
+
 i=0
 for s in "${sources[@]}"; do
     read -r name version incs <<< "$s"
@@ -146,6 +170,8 @@ for s in "${sources[@]}"; do
             *.comp | *.glsl) run_one "$idx" "$f" "${flags[@]}" "${glsl_defines[@]}" -D "$(data_a_flag "$f")" & ;;
             # shellcheck disable=SC2046 # the variant's flags are words
             *.cl) run_one "$idx" "$f" "${flags[@]}" "${opencl_defines[@]}" $(opencl_variant_flags "$f") & ;;
+            # shellcheck disable=SC2046 # the variant's flags are words
+            *.wgsl) run_one "$idx" "$f" "${flags[@]}" "${wgsl_defines[@]}" $(wgsl_variant_flags "$f") & ;;
             *) run_one "$idx" "$f" "${flags[@]}" & ;;
         esac
         if [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; then wait -n || true; fi

@@ -248,7 +248,7 @@ fn compile_inner(
     sink: Option<&mut KernelSink>,
 ) -> Compiled {
     if lang == Lang::Wgsl {
-        return wgsl_file(db, file, options, sink);
+        return wgsl_file(db, file, options, loader, sink);
     }
     let predefined = lang.c_family().0.predefined_macros.iter().map(|(name, value)| (name.to_string(), Some(value.to_string())));
     let defines = predefined.chain(options.defines.iter().cloned()).collect();
@@ -330,8 +330,33 @@ fn compile_inner(
 }
 
 /// Lowers a WGSL file, keeping its kernels in the module when there is no sink.
-fn wgsl_file(db: &mut lockstep_source::SourceDb, file: FileId, options: &Options, sink: Option<&mut KernelSink>) -> Compiled {
-    let mut compiled = wgsl::compile(db, file, options, sink);
+/// WGSL has no `#`: a file with directive lines is a template of the C
+/// preprocessor's kind, expanded with `-D`/`-I` before naga reads it. So is
+/// any file when `-D` names macros (a generator's `WG_SIZE`).
+fn wgsl_file(
+    db: &mut lockstep_source::SourceDb,
+    file: FileId,
+    options: &Options,
+    loader: &dyn lockstep_preprocess::FileLoader,
+    sink: Option<&mut KernelSink>,
+) -> Compiled {
+    let has_directives = db.file(file).text.lines().any(|line| line.trim_start().starts_with('#'));
+    let mut compiled = if has_directives || !options.defines.is_empty() {
+        let pp_options = lockstep_preprocess::Options {
+            defines: options.defines.clone(),
+            include_dirs: options.include_dirs.clone(),
+            ignored_directives: &[],
+        };
+        let pp = lockstep_preprocess::preprocess(db, file, &pp_options, loader);
+        let mut compiled = wgsl::compile(db, file, &pp.text, &pp.map.cursor(), options, sink);
+        let mut diagnostics = pp.diagnostics;
+        diagnostics.append(&mut compiled.diagnostics);
+        compiled.diagnostics = diagnostics;
+        compiled
+    } else {
+        let text = db.file(file).text.clone();
+        wgsl::compile(db, file, &text, &FileSpans(file), options, sink)
+    };
     compiled.diagnostics = one_note_per_construct(compiled.diagnostics);
     compiled
 }

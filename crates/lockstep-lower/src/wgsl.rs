@@ -6,7 +6,7 @@
 
 use crate::module::KernelSink;
 use crate::ssa::{Ssa, Var};
-use crate::{Compiled, Options};
+use crate::{Compiled, Options, SpanMap};
 use lockstep_diag::{Diagnostic, Severity};
 use lockstep_ir::{
     AtomicOp, Barrier, BinOp, BlockId, Builtin, Callee, CmpOp, Const, EntryInfo, ExitKind, Function, Global, GlobalId, GlobalKind,
@@ -19,10 +19,21 @@ use rustc_hash::FxHashMap;
 
 /// Parses, validates and lowers one WGSL file; each kernel goes to `sink`,
 /// or into the returned module when there is none.
-pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut KernelSink>) -> Compiled {
-    let text = db.file(file).text.clone();
-    let to_span = |s: naga::Span| span_of(file, s).unwrap_or(Span::new(file, 0, 0));
-    let parsed = match naga::front::wgsl::parse_str(&text) {
+///
+/// `text` is what naga parses: the file itself, or the file after the C
+/// preprocessor (WGSL has no `#`; projects such as ggml generate their shader
+/// variants with `#ifdef`/`#define`/`#include`). `map` places its offsets.
+pub fn compile(
+    db: &SourceDb,
+    file: FileId,
+    text: &str,
+    map: &dyn SpanMap,
+    options: &Options,
+    sink: Option<&mut KernelSink>,
+) -> Compiled {
+    let to_span = |s: naga::Span| span_of(map, s).unwrap_or(Span::new(file, 0, 0));
+    let text = &*without_subgroups_extension(text);
+    let parsed = match naga::front::wgsl::parse_str(text) {
         Ok(m) => m,
         Err(e) => {
             let (span, label) = e.labels().next().map(|(s, l)| (to_span(s), l.to_string())).unwrap_or((Span::new(file, 0, 0), String::new()));
@@ -53,18 +64,18 @@ pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut
         }
     };
     let mut module = Module { group_barrier: "workgroupBarrier()".into(), device_barrier: "storageBarrier()".into(), ..Module::default() };
-    let globals = parsed.global_variables.iter().map(|(h, g)| lower_global(&parsed, &mut module, file, h, g)).collect::<Vec<_>>();
-    let overrides = parsed.overrides.iter().map(|(h, o)| lower_override(&parsed, &mut module, file, h, o)).collect::<Vec<_>>();
+    let globals = parsed.global_variables.iter().map(|(h, g)| lower_global(&parsed, &mut module, to_span, h, g)).collect::<Vec<_>>();
+    let overrides = parsed.overrides.iter().map(|(h, o)| lower_override(&parsed, &mut module, to_span, h, o)).collect::<Vec<_>>();
     let mut diagnostics = Vec::new();
     let mut kernels = Vec::new();
     for (index, ep) in parsed.entry_points.iter().enumerate() {
         if ep.stage != naga::ShaderStage::Compute {
             continue;
         }
-        let cx = Cx { m: &parsed, info: &info, file, text: &text, globals: &globals, overrides: &overrides };
+        let cx = Cx { m: &parsed, info: &info, text, map, globals: &globals, overrides: &overrides };
         // naga keeps no span for an entry point: its `fn name` in the text stands for it.
         let at = text.find(&format!("fn {}", ep.name)).unwrap_or(0) as u32;
-        let span = Span::new(file, at, at + 3 + ep.name.len() as u32);
+        let span = map.span(at, at + 3 + ep.name.len() as u32);
         let (f, mut diags) = KernelLowerer::lower(cx, ep, info.get_entry_point(index), options, span);
         diagnostics.append(&mut diags);
         kernels.push(f);
@@ -76,8 +87,32 @@ pub fn compile(db: &SourceDb, file: FileId, options: &Options, sink: Option<&mut
     Compiled { module, diagnostics, has_errors: false }
 }
 
-fn span_of(file: FileId, s: naga::Span) -> Option<Span> {
-    s.to_range().map(|r| Span::new(file, r.start as u32, r.end as u32))
+/// naga accepts subgroup operations without WGSL's `enable subgroups;` and
+/// rejects the directive itself (its support is not spec-complete); the
+/// extension only permits what naga already reads, so it is dropped from
+/// `enable` lists, keeping every byte offset.
+fn without_subgroups_extension(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    let mut from = 0;
+    while let Some(at) = text[from..].find("enable").map(|i| i + from) {
+        from = at + "enable".len();
+        let word_start = at == 0 || !text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let Some(end) = text[from..].find(';').map(|i| i + from) else { break };
+        let items: Vec<&str> = text[from..end].split(',').map(str::trim).collect();
+        if !word_start || !text[from..].starts_with(char::is_whitespace) || !items.contains(&"subgroups") {
+            continue;
+        }
+        let kept: Vec<&str> = items.into_iter().filter(|&i| i != "subgroups" && !i.is_empty()).collect();
+        let directive = if kept.is_empty() { String::new() } else { format!("enable {};", kept.join(", ")) };
+        let replaced = format!("{directive:<width$}", width = end + 1 - at);
+        out.to_mut().replace_range(at..=end, &replaced);
+        from = end;
+    }
+    out
+}
+
+fn span_of(map: &dyn SpanMap, s: naga::Span) -> Option<Span> {
+    s.to_range().map(|r| map.span(r.start as u32, r.end as u32))
 }
 
 /// Where a naga global lives for lockstep.
@@ -91,7 +126,13 @@ enum GlobalSlot {
     Handle,
 }
 
-fn lower_global(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<naga::GlobalVariable>, g: &naga::GlobalVariable) -> GlobalSlot {
+fn lower_global(
+    m: &naga::Module,
+    module: &mut Module,
+    to_span: impl Fn(naga::Span) -> Span,
+    h: Handle<naga::GlobalVariable>,
+    g: &naga::GlobalVariable,
+) -> GlobalSlot {
     use naga::AddressSpace as A;
     let (kind, space) = match g.space {
         A::WorkGroup => (GlobalKind::GroupShared, MemSpace::Shared),
@@ -131,14 +172,20 @@ fn lower_global(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<n
         texel_width: 0,
         open_value: None,
         init: Vec::new(),
-        span: span_of(file, m.global_variables.get_span(h)).unwrap_or(Span::new(file, 0, 0)),
+        span: to_span(m.global_variables.get_span(h)),
     });
     GlobalSlot::Memory(id, space)
 }
 
 /// An `override` constant: constant memory whose value the host chooses when
 /// it creates the pipeline (its initializer is only the default, which `run` uses).
-fn lower_override(m: &naga::Module, module: &mut Module, file: FileId, h: Handle<naga::Override>, o: &naga::Override) -> (GlobalId, Type) {
+fn lower_override(
+    m: &naga::Module,
+    module: &mut Module,
+    to_span: impl Fn(naga::Span) -> Span,
+    h: Handle<naga::Override>,
+    o: &naga::Override,
+) -> (GlobalId, Type) {
     let mut types = Vec::new();
     scalar_types(m, &m.types[o.ty].inner, &mut types);
     let ty = types.first().copied().unwrap_or(Type::U32);
@@ -159,7 +206,7 @@ fn lower_override(m: &naga::Module, module: &mut Module, file: FileId, h: Handle
         texel_width: 0,
         open_value: Some(lockstep_ir::OpenValue::PipelineConstant),
         init: default.into_iter().collect(),
-        span: span_of(file, m.overrides.get_span(h)).unwrap_or(Span::new(file, 0, 0)),
+        span: to_span(m.overrides.get_span(h)),
     });
     (global, ty)
 }
@@ -249,8 +296,9 @@ fn scalar_types(m: &naga::Module, inner: &TypeInner, out: &mut Vec<Type>) {
 struct Cx<'m> {
     m: &'m naga::Module,
     info: &'m ModuleInfo,
-    file: FileId,
+    /// The text naga parsed, and where its offsets are in the sources.
     text: &'m str,
+    map: &'m dyn SpanMap,
     globals: &'m [GlobalSlot],
     /// Per override, the constant holding its value, and the value's type.
     overrides: &'m [(GlobalId, Type)],
@@ -311,6 +359,8 @@ struct KernelLowerer<'m> {
     group_size: Option<[u32; 3]>,
     /// The statement being lowered, for expressions naga keeps no span for.
     stmt_span: Span,
+    /// The same statement's range in the parsed text.
+    stmt_range: naga::Span,
     diags: Vec<Diagnostic>,
 }
 
@@ -347,6 +397,7 @@ impl<'m> KernelLowerer<'m> {
             }),
             group_size,
             stmt_span: span,
+            stmt_range: naga::Span::UNDEFINED,
             diags: Vec::new(),
         };
         let entry_block = l.new_block(span);
@@ -417,11 +468,12 @@ impl<'m> KernelLowerer<'m> {
 
     /// naga's span of a call statement covers the function's name; a barrier
     /// is reported (and removed by `--fix`) as the whole call, `()` included.
-    fn with_call_parentheses(&self, span: Span) -> Span {
-        let rest = &self.cx.text[span.hi as usize..];
+    fn call_statement_span(&self) -> Span {
+        let Some(range) = self.stmt_range.to_range() else { return self.stmt_span };
+        let rest = &self.cx.text[range.end..];
         match rest.trim_start().starts_with('(').then(|| rest.find(')')).flatten() {
-            Some(close) => Span::new(span.file, span.lo, span.hi + close as u32 + 1),
-            None => span,
+            Some(close) => self.cx.map.span(range.start as u32, (range.end + close + 1) as u32),
+            None => self.stmt_span,
         }
     }
 
@@ -452,7 +504,7 @@ impl<'m> KernelLowerer<'m> {
     }
 
     fn expr_span(&self, h: Handle<naga::Expression>) -> Span {
-        span_of(self.cx.file, self.frame().fun.expressions.get_span(h)).unwrap_or(self.stmt_span)
+        span_of(self.cx.map, self.frame().fun.expressions.get_span(h)).unwrap_or(self.stmt_span)
     }
 
     fn expr_type(&self, h: Handle<naga::Expression>) -> &'m TypeInner {
@@ -571,6 +623,23 @@ impl<'m> KernelLowerer<'m> {
             Some(naga::Binding::BuiltIn(B::LocalInvocationIndex)) => Some(vec![Builtin::LocalIndex]),
             Some(naga::Binding::BuiltIn(B::SubgroupInvocationId)) => Some(vec![Builtin::LaneId]),
             Some(naga::Binding::BuiltIn(B::SubgroupSize)) => Some(vec![Builtin::WaveSize]),
+            Some(naga::Binding::BuiltIn(B::SubgroupId)) => {
+                let flat = self.builtin(Builtin::LocalIndex, span);
+                let width = self.builtin(Builtin::WaveSize, span);
+                out.push(self.emit(Op::Binary(BinOp::Div, flat, width), Type::U32, span));
+                return;
+            }
+            Some(naga::Binding::BuiltIn(B::NumSubgroups)) => {
+                let threads = [0, 1, 2].map(|a| self.builtin(Builtin::GroupSize(a), span));
+                let xy = self.emit(Op::Binary(BinOp::Mul, threads[0], threads[1]), Type::U32, span);
+                let all = self.emit(Op::Binary(BinOp::Mul, xy, threads[2]), Type::U32, span);
+                let width = self.builtin(Builtin::WaveSize, span);
+                let one = self.int(Type::U32, 1, span);
+                let last = self.emit(Op::Binary(BinOp::Sub, width, one), Type::U32, span);
+                let padded = self.emit(Op::Binary(BinOp::Add, all, last), Type::U32, span);
+                out.push(self.emit(Op::Binary(BinOp::Div, padded, width), Type::U32, span));
+                return;
+            }
             Some(naga::Binding::BuiltIn(B::GlobalInvocationId)) => {
                 for a in 0..n {
                     let group = self.builtin(Builtin::GroupId(a), span);
@@ -586,7 +655,11 @@ impl<'m> KernelLowerer<'m> {
         match builtins {
             Some(list) => list.into_iter().for_each(|b| out.push(self.builtin(b, span))),
             None => {
-                let what = format!("the entry-point input `{binding:?}`");
+                let what = match binding {
+                    Some(naga::Binding::BuiltIn(b)) => format!("the built-in input `{b:?}`"),
+                    Some(naga::Binding::Location { location, .. }) => format!("the entry-point input at location {location}"),
+                    None => "an entry-point input without a binding".to_string(),
+                };
                 let types = self.cell_types(inner);
                 let Val::Scalars(vals) = self.unmodelled(&what, Vec::new(), &types, span) else { unreachable!("scalars") };
                 out.extend(vals);
@@ -617,8 +690,13 @@ impl<'m> KernelLowerer<'m> {
     fn call_frame(&mut self, fun: &'m naga::Function, info: &'m FunctionInfo, args: Vec<Val>, return_to: Option<(BlockId, Vec<Var>)>, site: Option<u32>) {
         self.frames.push(Frame { fun, info, args, values: FxHashMap::default(), locals: Vec::new(), return_to, targets: Vec::new(), site });
         for (h, local) in fun.local_variables.iter() {
-            let span = span_of(self.cx.file, fun.local_variables.get_span(h)).unwrap_or(self.stmt_span);
-            let place = self.variable(local.name.as_deref().unwrap_or("var"), local.ty, span);
+            let span = span_of(self.cx.map, fun.local_variables.get_span(h)).unwrap_or(self.stmt_span);
+            // naga's own variables (the value of a short-circuit `a && b`)
+            // are named by the expression they hold.
+            let range = fun.local_variables.get_span(h).to_range();
+            let text = range.and_then(|r| self.cx.text.get(r)).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+            let name = local.name.clone().or(text.filter(|t| !t.is_empty() && t.len() <= 60)).unwrap_or_else(|| "var".into());
+            let place = self.variable(&name, local.ty, span);
             self.initialize(&place, local.ty, local.init.map(Init::Local), span);
             self.frame_mut().locals.push(place);
         }
@@ -649,7 +727,8 @@ impl<'m> KernelLowerer<'m> {
 
     fn block(&mut self, block: &'m naga::Block) {
         for (s, span) in block.span_iter() {
-            self.stmt_span = span_of(self.cx.file, *span).unwrap_or(self.stmt_span);
+            self.stmt_span = span_of(self.cx.map, *span).unwrap_or(self.stmt_span);
+            self.stmt_range = *span;
             self.stmt(s);
         }
     }
@@ -728,10 +807,10 @@ impl<'m> KernelLowerer<'m> {
             }
             S::Kill => self.terminate(Terminator::Discard, span, Some(ExitKind::Discard)),
             S::ControlBarrier(flags) => {
-                self.emit(Op::Barrier(barrier(*flags, true), None), Type::Void, self.with_call_parentheses(span));
+                self.emit(Op::Barrier(barrier(*flags, true), None), Type::Void, self.call_statement_span());
             }
             S::MemoryBarrier(flags) => {
-                self.emit(Op::Barrier(barrier(*flags, false), None), Type::Void, self.with_call_parentheses(span));
+                self.emit(Op::Barrier(barrier(*flags, false), None), Type::Void, self.call_statement_span());
             }
             S::Store { pointer, value } => {
                 let Pointee { types, atomic } = self.pointee(*pointer);
