@@ -614,6 +614,15 @@ impl Ctx<'_> {
         self.stats.intervals += ivs.len();
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
         let wave_barriers = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| wave_sync(f, v, space));
+        // Code that never names a wave (no lane, wave width or index, no wave
+        // operation or barrier) is not written for one; where the width is
+        // not fixed either, its races are not asked about waves at all.
+        let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
+        let names_waves = fixed_width
+            || wave_barriers
+            || f.blocks.iter().flat_map(|b| &b.insts).any(|&v| {
+                matches!(f.inst(v).op, Op::Wave(..) | Op::Builtin(lockstep_ir::Builtin::LaneId | lockstep_ir::Builtin::WaveSize))
+            });
         for iv in ivs {
             for members in by_alloc(&self.acc, iv, space).values() {
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
@@ -677,7 +686,7 @@ impl Ctx<'_> {
                             // the accesses passes a lane exchange it relies on the warp
                             // converging at. Where nothing fixes the wave's width, this
                             // must hold for waves of every width hardware has.
-                            let widths: &[Option<u32>] = if f.entry.as_ref().is_some_and(|e| e.wave_size.is_some()) { &[None] } else { &HARDWARE_WAVE_WIDTHS };
+                            let widths: &[Option<u32>] = if fixed_width { &[None] } else { &HARDWARE_WAVE_WIDTHS };
                             let waves_of = |question: Waves| widths.iter().map(move |w| w.map_or(question, |w| question.at(w)));
                             let warp_aware = || {
                                 wave_barriers
@@ -690,7 +699,18 @@ impl Ctx<'_> {
                             // witness puts together leave the proven race one of a wave.
                             let one_reaches = || waves_of(Waves::DifferentReach).all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
                             let across = || waves_of(Waves::Different).find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact));
-                            if one_reaches() {
+                            // Where the width is open, the many questions are asked only of
+                            // a race in group memory at places lockstep traces, that would be
+                            // reported as proven and not benign.
+                            let settled = !fixed_width
+                                && (!w.exact
+                                    || space != Space::Shared
+                                    || e.base.is_some()
+                                    || l.base.is_some()
+                                    || (hazard(e.kind, l.kind) == Hazard::Waw && self.same_value(e, l, Level::Group, same_iteration)));
+                            if !names_waves || settled {
+                                (w, false)
+                            } else if one_reaches() {
                                 (w, true)
                             } else if !warp_aware() {
                                 (w, false)
