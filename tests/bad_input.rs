@@ -201,3 +201,20 @@ fn huge_glsl_constructors_and_over_long_block_arrays_are_noted_briefly() {
     assert!(notes.iter().any(|m| m.contains("`bufs[999999].v[0]`")), "{notes:?}");
     assert!(!notes.iter().any(|m| m.contains("not declared")), "{notes:?}");
 }
+
+#[test]
+fn broken_wgsl_templates_get_directive_diagnostics_not_a_panic() {
+    let unterminated = b"#if 1\n@compute @workgroup_size(64)\nfn f() {}\n";
+    assert!(has(&check_bytes("unterminated.wgsl", unterminated), "unterminated-conditional", 1));
+    let missing = b"#include \"nope.tmpl\"\n#define X(\n@compute @workgroup_size(64)\nfn f() {}\n";
+    let diags = check_bytes("missing.wgsl", missing);
+    assert!(has(&diags, "include-not-found", 1) && has(&diags, "malformed-directive", 2), "{diags:?}");
+    // Each macro doubles the one before: far past the expansion limit.
+    let mut runaway = String::from("#define A0(x) x x\n");
+    for i in 1..40 {
+        runaway.push_str(&format!("#define A{i}(x) A{p}(x) A{p}(x)\n", p = i - 1));
+    }
+    runaway.push_str("@compute @workgroup_size(64)\nfn f() { let v = A39(1); }\n");
+    let diags = check_bytes("runaway.wgsl", runaway.as_bytes());
+    assert!(diags.iter().any(|(r, _)| r == "macro-expansion-limit"), "{diags:?}");
+}

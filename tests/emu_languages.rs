@@ -159,6 +159,29 @@ fn wgsl_storage_barrier_in_place_of_the_first_barrier_races_at_run_time() {
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
 }
 
+/// A template (`#define`), `enable subgroups;`, and each invocation's
+/// subgroup id, count and lane; 48 invocations in subgroups of 16.
+const SUBGROUP_IDS_WGSL: &str = r#"enable subgroups;
+#define THREADS 48
+@group(0) @binding(0) var<storage, read_write> ids: array<u32>;
+
+@compute @workgroup_size(THREADS)
+fn ids_of(@builtin(local_invocation_index) i: u32, @builtin(subgroup_id) sg: u32,
+          @builtin(num_subgroups) n: u32, @builtin(subgroup_invocation_id) lane: u32) {
+    let both = sg < 2u && lane != 3u;
+    ids[i] = select(0u, 10000u, both) + sg * 1000u + n * 100u + lane;
+}
+"#;
+
+#[test]
+fn wgsl_templates_and_subgroup_ids_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], wave_size: Some(16), ..RunConfig::default() };
+    let (db, o) = compile_and_run("ids.wgsl", Lang::Wgsl, SUBGROUP_IDS_WGSL, "ids_of", "[buffers.ids]\nlen = 48\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<u32> = (0..48u32).map(|i| if i / 16 < 2 && i % 16 != 3 { 10000 } else { 0 } + (i / 16) * 1000 + 300 + i % 16).collect();
+    assert_eq!(o.buffer("ids").unwrap().u32s(), want);
+}
+
 const REDUCE_METAL: &str = r#"#include <metal_stdlib>
 using namespace metal;
 
