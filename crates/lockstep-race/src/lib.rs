@@ -128,7 +128,7 @@ fn group_sync(f: &Function, v: Value, space: Space) -> bool {
 /// Orders `space` for the threads of one wave (`__syncwarp()`, a tile's sync).
 /// The widths of the waves (sub-groups) GPUs run, for kernels whose wave
 /// width nothing fixes.
-const HARDWARE_WAVE_WIDTHS: [Option<u32>; 6] = [Some(4), Some(8), Some(16), Some(32), Some(64), Some(128)];
+const HARDWARE_WAVE_WIDTHS: [u32; 6] = [4, 8, 16, 32, 64, 128];
 
 /// Whether an index is computed from the thread's lane or its wave's
 /// index (`get_sub_group_id() * 256 + …`): code that lays memory out by wave.
@@ -686,8 +686,9 @@ impl Ctx<'_> {
                             // the accesses passes a lane exchange it relies on the warp
                             // converging at. Where nothing fixes the wave's width, this
                             // must hold for waves of every width hardware has.
-                            let widths: &[Option<u32>] = if fixed_width { &[None] } else { &HARDWARE_WAVE_WIDTHS };
-                            let waves_of = |question: Waves| widths.iter().map(move |w| w.map_or(question, |w| question.at(w)));
+                            let waves_of = |question: Waves| -> Vec<Waves> {
+                                if fixed_width { vec![question] } else { HARDWARE_WAVE_WIDTHS.map(|w| question.at(w)).to_vec() }
+                            };
                             let warp_aware = || {
                                 wave_barriers
                                     || (follows(&ends)
@@ -697,8 +698,8 @@ impl Ctx<'_> {
                             };
                             // Threads of different waves that only an undecided
                             // witness puts together leave the proven race one of a wave.
-                            let one_reaches = || waves_of(Waves::DifferentReach).all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
-                            let across = || waves_of(Waves::Different).find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact));
+                            let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
+                            let across = || waves_of(Waves::Different).into_iter().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact));
                             // Where the width is open, the many questions are asked only of
                             // a race in group memory at places lockstep traces, that would be
                             // reported as proven and not benign.
