@@ -911,3 +911,140 @@ fn opencl_sub_group_ids_follow_the_wave_width() {
         assert_eq!(o.buffer("out").unwrap().u32s(), want, "wave {wave}");
     }
 }
+
+/// GLSL's inclusive scans, half packing, class tests, the two-argument
+/// `atan` and `tanh`, and a subgroup-scope `controlBarrier` ordering one
+/// subgroup's exchange; 16 invocations in subgroups of 8.
+const GLSL_BUILTINS: &str = r#"#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#extension GL_KHR_memory_scope_semantics : enable
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer Ints { uint ints[]; };
+layout(std430, binding = 1) buffer Floats { float floats[]; };
+shared uint lanes[16];
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    uint inclusive = subgroupInclusiveAdd(t + 1u);
+    uint exclusive = subgroupExclusiveAdd(t + 1u);
+    uint packed = packHalf2x16(vec2(float(t) + 0.5, -2.0 * float(t)));
+    vec2 back = unpackHalf2x16(packed);
+    float special = uintBitsToFloat(t % 3u == 0u ? 0x7f800000u : (t % 3u == 1u ? 0x7fc00000u : 0x3f800000u));
+    lanes[t] = t * t;
+    controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+    uint neighbour = lanes[(t & ~7u) | ((t + 1u) & 7u)];
+    ints[t * 4u] = inclusive * 1000u + exclusive;
+    ints[t * 4u + 1u] = packed;
+    ints[t * 4u + 2u] = uint(isinf(special)) + 2u * uint(isnan(special));
+    ints[t * 4u + 3u] = neighbour;
+    floats[t * 4u] = back.x;
+    floats[t * 4u + 1u] = back.y;
+    floats[t * 4u + 2u] = atan(float(t) - 8.0, -2.0);
+    floats[t * 4u + 3u] = tanh(float(t) / 4.0 - 2.0);
+}
+"#;
+
+#[test]
+fn glsl_scans_half_packing_and_scoped_barriers_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], wave_size: Some(8), ..RunConfig::default() };
+    let launch = "[buffers.ints]\nlen = 64\n[buffers.floats]\nlen = 64\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("builtins.comp", Lang::Glsl, GLSL_BUILTINS, "main", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    // The bits of a half that holds `x` exactly (a normal number or a zero).
+    let half = |x: f32| {
+        let b = x.to_bits();
+        let sign = (b >> 16) & 0x8000;
+        if x == 0.0 {
+            return sign;
+        }
+        sign | ((((b >> 23) & 0xff) - 127 + 15) << 10) | ((b & 0x7f_ffff) >> 13)
+    };
+    let ints: Vec<u32> = (0..16u32)
+        .flat_map(|t| {
+            let base = t - t % 8;
+            let exclusive: u32 = (base..t).map(|j| j + 1).sum();
+            let special = [1, 2, 0][(t % 3) as usize];
+            let neighbour = (t & !7) | ((t + 1) & 7);
+            [(exclusive + t + 1) * 1000 + exclusive, half(t as f32 + 0.5) | half(-2.0 * t as f32) << 16, special, neighbour * neighbour]
+        })
+        .collect();
+    assert_eq!(o.buffer("ints").unwrap().u32s(), ints);
+    let floats = o.buffer("floats").unwrap().f32s();
+    for t in 0..16usize {
+        let x = t as f32;
+        assert_eq!(floats[t * 4], x + 0.5, "unpacked low half of {t}");
+        assert_eq!(floats[t * 4 + 1], -2.0 * x, "unpacked high half of {t}");
+        assert!((floats[t * 4 + 2] - (x - 8.0).atan2(-2.0)).abs() < 1e-5, "atan of {t}");
+        assert!((floats[t * 4 + 3] - (x / 4.0 - 2.0).tanh()).abs() < 1e-5, "tanh of {t}");
+    }
+}
+
+/// WGSL's inclusive scan (it had been computed as the exclusive one), and
+/// its packing built-ins; 16 invocations in subgroups of 8.
+const WGSL_PACKING: &str = r#"enable subgroups;
+@group(0) @binding(0) var<storage, read_write> ints: array<u32>;
+@group(0) @binding(1) var<storage, read_write> floats: array<f32>;
+
+@compute @workgroup_size(16)
+fn k(@builtin(local_invocation_index) t: u32) {
+    let s = i32(t) - 8;
+    ints[t * 4u] = subgroupInclusiveAdd(t + 1u) * 1000u + subgroupExclusiveAdd(t + 1u);
+    let bytes = pack4xI8(vec4<i32>(s, -s, s * 20, 3));
+    ints[t * 4u + 1u] = bytes;
+    let back = unpack4xI8(bytes);
+    ints[t * 4u + 2u] = bitcast<u32>(back.x * 1000 + back.y * 100 + back.z) + pack4xU8Clamp(vec4<u32>(t, t * 40u, 7u, 300u));
+    ints[t * 4u + 3u] = pack2x16float(vec2<f32>(f32(t) + 0.5, -2.0));
+    let halves = unpack2x16float(ints[t * 4u + 3u]);
+    floats[t * 2u] = halves.x + halves.y;
+    floats[t * 2u + 1u] = atan2(f32(s), 2.0) + tanh(f32(s) / 4.0);
+}
+"#;
+
+#[test]
+fn wgsl_inclusive_scans_and_packing_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], wave_size: Some(8), ..RunConfig::default() };
+    let launch = "[buffers.ints]\nlen = 64\n[buffers.floats]\nlen = 32\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("packing.wgsl", Lang::Wgsl, WGSL_PACKING, "k", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let ints = o.buffer("ints").unwrap().u32s();
+    let floats = o.buffer("floats").unwrap().f32s();
+    for t in 0..16u32 {
+        let s = t as i32 - 8;
+        let exclusive: u32 = (t - t % 8..t).map(|j| j + 1).sum();
+        assert_eq!(ints[t as usize * 4], (exclusive + t + 1) * 1000 + exclusive, "scans of {t}");
+        let byte = |v: i32| (v as u32) & 0xff;
+        let bytes = byte(s) | byte(-s) << 8 | byte(s * 20) << 16 | byte(3) << 24;
+        assert_eq!(ints[t as usize * 4 + 1], bytes, "pack4xI8 of {t}");
+        let sign_extended = |v: i32| v as i8 as i32;
+        let clamped = t.min(255) | (t * 40).min(255) << 8 | 7 << 16 | 255 << 24;
+        let unpacked = (s * 1000 + sign_extended(-s) * 100 + sign_extended(s * 20)) as u32;
+        assert_eq!(ints[t as usize * 4 + 2], unpacked.wrapping_add(clamped), "unpack4xI8, pack4xU8Clamp of {t}");
+        assert_eq!(floats[t as usize * 2], t as f32 + 0.5 - 2.0, "pack2x16float and back, {t}");
+        let want = (s as f32).atan2(2.0) + (s as f32 / 4.0).tanh();
+        assert!((floats[t as usize * 2 + 1] - want).abs() < 1e-5, "atan2 + tanh of {t}");
+    }
+}
+
+/// Metal's inclusive prefix sum over a SIMD-group of 8.
+const METAL_INCLUSIVE: &str = r#"#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]])
+{
+    out[lid] = simd_prefix_inclusive_sum(lid + 1) * 1000 + simd_prefix_exclusive_sum(lid + 1);
+}
+"#;
+
+#[test]
+fn metal_inclusive_prefix_sums_add_the_lane_s_own_value() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([16, 1, 1]), wave_size: Some(8), ..RunConfig::default() };
+    let (db, o) = compile_and_run("scan.metal", Lang::Metal, METAL_INCLUSIVE, "k", "[buffers.out]\nlen = 16\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<u32> = (0..16u32)
+        .map(|t| {
+            let exclusive: u32 = (t - t % 8..t).map(|j| j + 1).sum();
+            (exclusive + t + 1) * 1000 + exclusive
+        })
+        .collect();
+    assert_eq!(o.buffer("out").unwrap().u32s(), want);
+}

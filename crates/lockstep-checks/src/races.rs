@@ -495,9 +495,13 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
                 format!("no barrier that orders device memory (`{}`) is between these accesses", m.device_barrier)
             });
         }
+        // A barrier that holds the threads but fences other memory is explained below.
+        _ if x.held_by.is_some() => {}
         _ => {
             let carried = x.later.iteration.is_some();
-            d = d.with_note(if carried {
+            d = d.with_note(if x.wave_ordered {
+                format!("only a wave barrier is between these accesses: it orders the threads of one wave (warp, sub-group), and these two are in different waves; put {} between them", barrier_name(m))
+            } else if carried {
                 format!("the accesses meet across the loop's back edge: a thread that starts the next iteration reaches this access while slower threads are still in the previous one; put {} at the end of the loop body", barrier_name(m))
             } else {
                 format!("no {} is between these accesses, so the threads are not ordered", barrier_name(m))

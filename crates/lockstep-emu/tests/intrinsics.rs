@@ -219,6 +219,13 @@ fn reference(name: &str) -> Option<Ref> {
         "sin" | "sinf" | "__sinf" => near(&[F32], |_, a| Want::Near(f(a[0]).sin())),
         "cos" | "cosf" | "__cosf" => near(&[F32], |_, a| Want::Near(f(a[0]).cos())),
         "tan" | "tanf" => near(&[F32], |_, a| Want::Near(f(a[0]).tan())),
+        "tanh" | "tanhf" => near(&[F32], |_, a| Want::Near(f(a[0]).tanh())),
+        "sinh" | "sinhf" => near(&[F32], |_, a| Want::Near(f(a[0]).sinh())),
+        "cosh" | "coshf" => near(&[F32], |_, a| Want::Near(f(a[0]).cosh())),
+        "asin" | "asinf" => near(&[F32], |_, a| Want::Near(f(a[0]).asin())),
+        "acos" | "acosf" => near(&[F32], |_, a| Want::Near(f(a[0]).acos())),
+        "atan" | "atanf" => near(&[F32], |_, a| Want::Near(f(a[0]).atan())),
+        "atan2" | "atan2f" => near(&[F32, F32], |_, a| Want::Near(f(a[0]).atan2(f(a[1])))),
         "frac" => near(&[F32], |_, a| Want::Near(f(a[0]) - f(a[0]).floor())),
         // The exact interpolation rounded once: stepwise f32 arithmetic would cancel.
         "lerp" => near(&[F32, F32, F32], |_, a| {
@@ -285,6 +292,9 @@ fn reference(name: &str) -> Option<Ref> {
         "__isnanf" => r(&[F32], I32, |_, a| ib(f(a[0]).is_nan() as i32)),
         "__isnan" => r(&[F64], I32, |_, a| ib(f64::from_bits(a[0]).is_nan() as i32)),
         "isnan" => Ref { stmt: "result[i] = CALL ? 1 : 0;", ..r(&[F32], I32, |_, a| ib(f(a[0]).is_nan() as i32)) },
+        "__isinff" => r(&[F32], I32, |_, a| ib(f(a[0]).is_infinite() as i32)),
+        "__isinf" => r(&[F64], I32, |_, a| ib(f64::from_bits(a[0]).is_infinite() as i32)),
+        "isinf" => Ref { stmt: "result[i] = CALL ? 1 : 0;", ..r(&[F32], I32, |_, a| ib(f(a[0]).is_infinite() as i32)) },
         "__ldg" => Ref { stmt: "result[i] = __ldg(a0 + i);", ..r(&[F32], F32, |_, a| Want::Bits(a[0])) },
         "tex1Dfetch" => Ref { stmt: "result[i] = tex1Dfetch(a0, i);", ..r(&[I32], I32, |_, a| Want::Bits(a[0])) },
         // Odd lanes are inactive where the mask is taken.

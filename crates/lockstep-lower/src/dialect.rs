@@ -118,6 +118,9 @@ pub struct Dialect {
     pub atomics: &'static [(&'static str, AtomicOp)],
     pub atomic_dest_is_pointer: bool,
     pub wave_ops: &'static [(&'static str, WaveOp)],
+    /// Inclusive scans: the exclusive scan named (`PrefixSum`, `PrefixProduct`)
+    /// combined with the lane's own value.
+    pub inclusive_scans: &'static [(&'static str, WaveOp)],
     /// Wave intrinsics whose first argument is a lane mask to skip (`__shfl_sync(mask, …)`).
     pub wave_mask_first: bool,
     /// Intrinsic functions: integer, float, half, bit and memory-fetch built-ins.
@@ -312,6 +315,8 @@ pub enum IntrinsicOp {
     ActiveLaneMask,
     /// Whether the operand is a NaN (it differs from itself), as the result type.
     IsNan,
+    /// True for an infinity of either sign.
+    IsInf,
     /// An f32 rounded to the nearest-even bfloat16 (8 bits of mantissa), kept
     /// as an f32: lockstep holds bfloat16 values in f32 cells.
     RoundToBf16,
@@ -335,6 +340,11 @@ pub enum VectorIntrinsic {
     /// The integer of this many bits whose parts, lowest first, are the
     /// argument's components (GLSL `pack32(u8vec4)`), of their signedness.
     Join(u32),
+    /// The two halves (16-bit floats) of a 32-bit integer, low first, as f32s
+    /// (GLSL `unpackHalf2x16`).
+    UnpackHalves,
+    /// Two f32s rounded to halves, the first in the low 16 bits (GLSL `packHalf2x16`).
+    PackHalves,
 }
 
 /// One intrinsic function: its name, the IR it becomes and its types.
@@ -371,11 +381,17 @@ const fn round_to(name: &'static str, rounding: MathFn, result: Type) -> Intrins
 const fn convert(name: &'static str, operand: Type, result: Type) -> Intrinsic {
     Intrinsic { name, op: IntrinsicOp::Convert, operands: Operands::Fixed(operand), result: Some(result) }
 }
+/// A floating-point class test with a `bool` result, component-wise.
+const fn class_test(name: &'static str, op: IntrinsicOp) -> Intrinsic {
+    Intrinsic { name, op, operands: Operands::CommonFloat, result: Some(Type::Bool) }
+}
 const fn memory(name: &'static str, op: IntrinsicOp) -> Intrinsic {
     Intrinsic { name, op, operands: Operands::Bits, result: None }
 }
 
 const HLSL_INTRINSICS: &[Intrinsic] = &[
+    class_test("isnan", IntrinsicOp::IsNan),
+    class_test("isinf", IntrinsicOp::IsInf),
     common("min", MathFn::Min),
     common("max", MathFn::Max),
     common("abs", MathFn::Abs),
@@ -397,6 +413,13 @@ const HLSL_INTRINSICS: &[Intrinsic] = &[
     float("sin", MathFn::Sin),
     float("cos", MathFn::Cos),
     float("tan", MathFn::Tan),
+    float("tanh", MathFn::Tanh),
+    float("sinh", MathFn::Sinh),
+    float("cosh", MathFn::Cosh),
+    float("asin", MathFn::Asin),
+    float("acos", MathFn::Acos),
+    float("atan", MathFn::Atan),
+    float("atan2", MathFn::Atan2),
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     float("round", MathFn::Round),
@@ -452,6 +475,21 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     fixed("cosf", MathFn::Cos, Type::F32, Type::F32),
     fixed("__cosf", MathFn::Cos, Type::F32, Type::F32),
     fixed("tanf", MathFn::Tan, Type::F32, Type::F32),
+    float("tan", MathFn::Tan),
+    fixed("tanhf", MathFn::Tanh, Type::F32, Type::F32),
+    float("tanh", MathFn::Tanh),
+    fixed("sinhf", MathFn::Sinh, Type::F32, Type::F32),
+    float("sinh", MathFn::Sinh),
+    fixed("coshf", MathFn::Cosh, Type::F32, Type::F32),
+    float("cosh", MathFn::Cosh),
+    fixed("asinf", MathFn::Asin, Type::F32, Type::F32),
+    float("asin", MathFn::Asin),
+    fixed("acosf", MathFn::Acos, Type::F32, Type::F32),
+    float("acos", MathFn::Acos),
+    fixed("atanf", MathFn::Atan, Type::F32, Type::F32),
+    float("atan", MathFn::Atan),
+    fixed("atan2f", MathFn::Atan2, Type::F32, Type::F32),
+    float("atan2", MathFn::Atan2),
     float("floor", MathFn::Floor),
     fixed("floorf", MathFn::Floor, Type::F32, Type::F32),
     float("ceil", MathFn::Ceil),
@@ -511,7 +549,10 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     convert("__bfloat162float", Type::F32, Type::F32),
     Intrinsic { name: "__isnanf", op: IntrinsicOp::IsNan, operands: Operands::Fixed(Type::F32), result: Some(Type::I32) },
     Intrinsic { name: "__isnan", op: IntrinsicOp::IsNan, operands: Operands::Fixed(Type::F64), result: Some(Type::I32) },
-    Intrinsic { name: "isnan", op: IntrinsicOp::IsNan, operands: Operands::CommonFloat, result: Some(Type::Bool) },
+    class_test("isnan", IntrinsicOp::IsNan),
+    Intrinsic { name: "__isinff", op: IntrinsicOp::IsInf, operands: Operands::Fixed(Type::F32), result: Some(Type::I32) },
+    Intrinsic { name: "__isinf", op: IntrinsicOp::IsInf, operands: Operands::Fixed(Type::F64), result: Some(Type::I32) },
+    class_test("isinf", IntrinsicOp::IsInf),
     memory("__ldg", IntrinsicOp::LoadThroughPointer),
     memory("tex1Dfetch", IntrinsicOp::FetchElement),
     memory("__activemask", IntrinsicOp::ActiveLaneMask),
@@ -618,6 +659,7 @@ pub static HLSL: Dialect = Dialect {
         ("QuadReadAcrossDiagonal", WaveOp::Shuffle),
         ("QuadReadLaneAt", WaveOp::Shuffle),
     ],
+    inclusive_scans: &[],
     wave_mask_first: false,
     intrinsics: HLSL_INTRINSICS,
     vector_intrinsics: &[],
@@ -724,6 +766,7 @@ pub static CUDA: Dialect = Dialect {
         ("__reduce_xor_sync", WaveOp::BitXor),
         ("__match_any_sync", WaveOp::MatchAny),
     ],
+    inclusive_scans: &[],
     wave_mask_first: true,
     intrinsics: CUDA_INTRINSICS,
     vector_intrinsics: CUDA_VECTOR_INTRINSICS,
@@ -889,6 +932,13 @@ const OPENCL_INTRINSICS: &[Intrinsic] = &[
     float("cos", MathFn::Cos),
     float("native_cos", MathFn::Cos),
     float("tan", MathFn::Tan),
+    float("tanh", MathFn::Tanh),
+    float("sinh", MathFn::Sinh),
+    float("cosh", MathFn::Cosh),
+    float("asin", MathFn::Asin),
+    float("acos", MathFn::Acos),
+    float("atan", MathFn::Atan),
+    float("atan2", MathFn::Atan2),
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     float("trunc", MathFn::Trunc),
@@ -993,6 +1043,7 @@ pub static OPENCL: Dialect = Dialect {
         ("sub_group_shuffle_up", WaveOp::ShuffleUp),
         ("sub_group_shuffle_down", WaveOp::ShuffleDown),
     ],
+    inclusive_scans: &[("sub_group_scan_inclusive_add", WaveOp::PrefixSum)],
     wave_mask_first: false,
     intrinsics: OPENCL_INTRINSICS,
     vector_intrinsics: &[],
@@ -1119,6 +1170,8 @@ pub static OPENCL: Dialect = Dialect {
 };
 
 const GLSL_INTRINSICS: &[Intrinsic] = &[
+    class_test("isnan", IntrinsicOp::IsNan),
+    class_test("isinf", IntrinsicOp::IsInf),
     common("min", MathFn::Min),
     common("max", MathFn::Max),
     common("abs", MathFn::Abs),
@@ -1136,6 +1189,13 @@ const GLSL_INTRINSICS: &[Intrinsic] = &[
     float("sin", MathFn::Sin),
     float("cos", MathFn::Cos),
     float("tan", MathFn::Tan),
+    float("tanh", MathFn::Tanh),
+    float("sinh", MathFn::Sinh),
+    float("cosh", MathFn::Cosh),
+    float("asin", MathFn::Asin),
+    float("acos", MathFn::Acos),
+    // `atan(y, x)`, with two arguments, is the two-argument arctangent.
+    float("atan", MathFn::Atan),
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     // `round` may break ties either way; lockstep breaks them to even, as `roundEven` must.
@@ -1158,6 +1218,58 @@ const GLSL_INTRINSICS: &[Intrinsic] = &[
 /// A fence: orders this invocation's accesses, synchronizes no one.
 const fn fence(mem: Scope, spaces: Spaces) -> Barrier {
     bar(Scope::None, mem, spaces)
+}
+
+/// The Vulkan memory model's scopes and semantics (GL_KHR_memory_scope_semantics).
+const GL_SCOPE_DEVICE: i64 = 1;
+const GL_SCOPE_WORKGROUP: i64 = 2;
+const GL_SCOPE_SUBGROUP: i64 = 3;
+const GL_SCOPE_INVOCATION: i64 = 4;
+const GL_SCOPE_QUEUE_FAMILY: i64 = 5;
+const GL_STORAGE_SEMANTICS_BUFFER: i64 = 0x40;
+const GL_STORAGE_SEMANTICS_SHARED: i64 = 0x100;
+const GL_STORAGE_SEMANTICS_IMAGE: i64 = 0x800;
+const GL_SEMANTICS_RELAXED: i64 = 0;
+
+fn vulkan_scope(scope: Option<&Option<i64>>) -> Option<Scope> {
+    match scope {
+        Some(Some(GL_SCOPE_DEVICE | GL_SCOPE_QUEUE_FAMILY)) => Some(Scope::Device),
+        Some(Some(GL_SCOPE_WORKGROUP)) => Some(Scope::Group),
+        Some(Some(GL_SCOPE_SUBGROUP)) => Some(Scope::Wave),
+        Some(Some(GL_SCOPE_INVOCATION)) => Some(Scope::None),
+        _ => None,
+    }
+}
+
+/// The spaces a storage-semantics argument names; relaxed semantics order none,
+/// and arguments lockstep cannot evaluate order every space.
+fn vulkan_spaces(storage: Option<&Option<i64>>, semantics: Option<&Option<i64>>) -> Spaces {
+    if let Some(Some(GL_SEMANTICS_RELAXED)) = semantics {
+        return Spaces::NONE;
+    }
+    match storage {
+        Some(Some(flags)) => {
+            let mut spaces = Spaces::NONE;
+            if flags & GL_STORAGE_SEMANTICS_SHARED != 0 {
+                spaces = spaces.union(Spaces::SHARED);
+            }
+            if flags & (GL_STORAGE_SEMANTICS_BUFFER | GL_STORAGE_SEMANTICS_IMAGE) != 0 {
+                spaces = spaces.union(Spaces::DEVICE);
+            }
+            spaces
+        }
+        _ => Spaces::ALL,
+    }
+}
+
+/// `controlBarrier(execution, memory, storage, semantics)`: the threads of the
+/// execution scope wait for each other (a scope lockstep cannot evaluate is the
+/// group's, the widest a compute barrier may name), and the named storage is
+/// ordered at the memory scope.
+fn glsl_control_barrier(args: &[Option<i64>]) -> Barrier {
+    let exec = vulkan_scope(args.first()).unwrap_or(Scope::Group);
+    let mem = vulkan_scope(args.get(1)).unwrap_or(Scope::Device);
+    Barrier { exec, mem, spaces: vulkan_spaces(args.get(2), args.get(3)), reduce: None }
 }
 
 pub static GLSL: Dialect = Dialect {
@@ -1245,6 +1357,7 @@ pub static GLSL: Dialect = Dialect {
         ("subgroupShuffleUp", WaveOp::ShuffleUp),
         ("subgroupShuffleDown", WaveOp::ShuffleDown),
     ],
+    inclusive_scans: &[("subgroupInclusiveAdd", WaveOp::PrefixSum), ("subgroupInclusiveMul", WaveOp::PrefixProduct)],
     wave_mask_first: false,
     intrinsics: GLSL_INTRINSICS,
     vector_intrinsics: &[
@@ -1254,6 +1367,8 @@ pub static GLSL: Dialect = Dialect {
         ("pack16", VectorIntrinsic::Join(16)),
         ("pack32", VectorIntrinsic::Join(32)),
         ("pack64", VectorIntrinsic::Join(64)),
+        ("unpackHalf2x16", VectorIntrinsic::UnpackHalves),
+        ("packHalf2x16", VectorIntrinsic::PackHalves),
     ],
     intrinsic_prefixes: &[""],
     sync_objects: &[],
@@ -1322,12 +1437,28 @@ pub static GLSL: Dialect = Dialect {
         ("mat4x2", "float4x2"),
         ("mat4x3", "float4x3"),
         ("mat4x4", "float4x4"),
+        ("gl_ScopeDevice", "1"),
+        ("gl_ScopeWorkgroup", "2"),
+        ("gl_ScopeSubgroup", "3"),
+        ("gl_ScopeInvocation", "4"),
+        ("gl_ScopeQueueFamily", "5"),
+        ("gl_StorageSemanticsNone", "0x0"),
+        ("gl_StorageSemanticsBuffer", "0x40"),
+        ("gl_StorageSemanticsShared", "0x100"),
+        ("gl_StorageSemanticsImage", "0x800"),
+        ("gl_SemanticsRelaxed", "0x0"),
+        ("gl_SemanticsAcquire", "0x2"),
+        ("gl_SemanticsRelease", "0x4"),
+        ("gl_SemanticsAcquireRelease", "0x8"),
+        ("gl_SemanticsMakeAvailable", "0x2000"),
+        ("gl_SemanticsMakeVisible", "0x4000"),
+        ("gl_SemanticsVolatile", "0x8000"),
         ("GL_compute_shader", "1"),
         ("GL_core_profile", "1"),
         ("VULKAN", "100"),
     ],
     axis_builtins: &[],
-    flag_decoded_barriers: &[],
+    flag_decoded_barriers: &[("controlBarrier", glsl_control_barrier)],
     group_size_attribute: None,
     max_threads_attribute: None,
     space_qualifies_pointee: false,
@@ -1405,6 +1536,8 @@ fn metal_thread_fence(args: &[Option<i64>]) -> Barrier {
 }
 
 const METAL_INTRINSICS: &[Intrinsic] = &[
+    class_test("isnan", IntrinsicOp::IsNan),
+    class_test("isinf", IntrinsicOp::IsInf),
     common("min", MathFn::Min),
     common("max", MathFn::Max),
     float("fmin", MathFn::Min),
@@ -1424,6 +1557,13 @@ const METAL_INTRINSICS: &[Intrinsic] = &[
     float("sin", MathFn::Sin),
     float("cos", MathFn::Cos),
     float("tan", MathFn::Tan),
+    float("tanh", MathFn::Tanh),
+    float("sinh", MathFn::Sinh),
+    float("cosh", MathFn::Cosh),
+    float("asin", MathFn::Asin),
+    float("acos", MathFn::Acos),
+    float("atan", MathFn::Atan),
+    float("atan2", MathFn::Atan2),
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     float("rint", MathFn::Round),
@@ -1508,6 +1648,7 @@ pub static METAL: Dialect = Dialect {
         ("simd_all", WaveOp::AllTrue),
         ("simd_is_first", WaveOp::IsFirstLane),
     ],
+    inclusive_scans: &[("simd_prefix_inclusive_sum", WaveOp::PrefixSum), ("simd_prefix_inclusive_product", WaveOp::PrefixProduct)],
     wave_mask_first: false,
     intrinsics: METAL_INTRINSICS,
     vector_intrinsics: &[],
@@ -1612,6 +1753,7 @@ pub static CPP_AMP: Dialect = Dialect {
     ],
     atomic_dest_is_pointer: true,
     wave_ops: &[],
+    inclusive_scans: &[],
     wave_mask_first: false,
     intrinsics: CUDA_INTRINSICS,
     vector_intrinsics: &[],
@@ -1711,6 +1853,10 @@ impl Dialect {
     pub fn atomic(&self, name: &str) -> Option<AtomicOp> {
         self.atomics.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
     }
+    pub fn inclusive_scan(&self, name: &str) -> Option<WaveOp> {
+        self.inclusive_scans.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
+    }
+
     pub fn wave_op(&self, name: &str) -> Option<WaveOp> {
         self.wave_ops.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
     }

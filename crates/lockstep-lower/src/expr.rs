@@ -1858,7 +1858,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return rv;
             }
         }
-        if let Some(w) = d.wave_op(name) {
+        let inclusive = d.inclusive_scan(name);
+        if let Some(w) = inclusive.or_else(|| d.wave_op(name)) {
             let skip = if d.wave_mask_first { 1 } else { 0 };
             let mut vals = Vec::new();
             let mut ty = SrcType::Scalar(Type::U32);
@@ -1871,7 +1872,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     vals.extend(rv.vals);
                 }
             }
-            return self.wave(w, vals, ty, span);
+            let own = RV { vals: vals.clone(), ty: ty.clone() };
+            let exclusive = self.wave(w, vals, ty, span);
+            return match inclusive {
+                Some(scan) => self.inclusive_scan(scan, exclusive, &own, span),
+                None => exclusive,
+            };
         }
         if let Some(i) = d.intrinsic(name) {
             return self.intrinsic(i, args, call, span);
@@ -2032,14 +2038,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     (_, c) if c.contains("plus") => WaveOp::PrefixSum,
                     _ => return None,
                 };
-                let ty = value.ty.clone();
-                let exclusive = self.wave(reduction, value.vals.clone(), ty.clone(), span);
+                let exclusive = self.wave(reduction, value.vals.clone(), value.ty.clone(), span);
                 if op != "inclusive_scan" {
                     return Some(exclusive);
                 }
-                let t = ty.scalar(&self.cx.structs);
-                let vals = exclusive.vals.iter().zip(&value.vals).map(|(&e, &v)| self.fold_or_emit(BinOp::Add, e, v, t, span)).collect();
-                return Some(RV { vals, ty });
+                return Some(self.inclusive_scan(reduction, exclusive, &value, span));
             }
             _ => return None,
         };
@@ -2051,6 +2054,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let b = lockstep_ir::Barrier { exec: scope, mem, spaces: lockstep_ir::Spaces::ALL, reduce: None };
         self.emit(Op::Barrier(b, None), Type::Void, span);
         RV { vals: Vec::new(), ty: SrcType::Void }
+    }
+
+    /// An inclusive scan: the exclusive scan `scan` gave, combined with the lane's own value.
+    fn inclusive_scan(&mut self, scan: WaveOp, exclusive: RV, own: &RV, span: Span) -> RV {
+        let combine = if scan == WaveOp::PrefixProduct { BinOp::Mul } else { BinOp::Add };
+        let t = exclusive.ty.scalar(&self.cx.structs);
+        let vals = exclusive.vals.iter().zip(&own.vals).map(|(&e, &v)| self.fold_or_emit(combine, e, v, t, span)).collect();
+        RV { vals, ty: exclusive.ty }
     }
 
     fn wave(&mut self, w: WaveOp, vals: Vec<Value>, ty: SrcType, span: Span) -> RV {
@@ -2099,7 +2110,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let v = self.emit(Op::Wave(WaveOp::Ballot, vec![all]), Type::U32, span);
                 return self.scalar(v);
             }
-            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::RoundToBf16 => {}
+            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::IsInf | IntrinsicOp::RoundToBf16 => {}
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         if let Some(k) = rvs.iter().position(|r| r.vals.is_empty()) {
@@ -2108,7 +2119,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let wanted = match i.op {
             IntrinsicOp::Binary(_) => Some(2),
-            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::RoundToBf16 => Some(1),
+            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::IsInf | IntrinsicOp::RoundToBf16 => Some(1),
             _ => None,
         };
         if rvs.is_empty() || wanted.is_some_and(|w| w != rvs.len()) {
@@ -2139,6 +2150,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 })
                 .collect();
             let v = match i.op {
+                // GLSL's `atan(y, x)` is the two-argument arctangent.
+                IntrinsicOp::Math(MathFn::Atan) if operands.len() == 2 => self.emit(Op::Math(MathFn::Atan2, operands), result_t, span),
                 IntrinsicOp::Math(f) => self.emit(Op::Math(f, operands), result_t, span),
                 IntrinsicOp::Binary(op) => self.emit(Op::Binary(op, operands[0], operands[1]), result_t, span),
                 IntrinsicOp::Convert => self.convert(operands[0], result_t, span),
@@ -2150,6 +2163,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 IntrinsicOp::IsNan => {
                     let nan = self.emit(Op::Cmp(CmpOp::Ne, operands[0], operands[0]), Type::Bool, span);
                     self.convert(nan, result_t, span)
+                }
+                IntrinsicOp::IsInf => {
+                    let t = self.f.inst(operands[0]).ty;
+                    let magnitude = self.emit(Op::Math(MathFn::Abs, vec![operands[0]]), t, span);
+                    let infinity = self.konst(t, Const::Float(f64::INFINITY), span);
+                    let inf = self.emit(Op::Cmp(CmpOp::Eq, magnitude, infinity), Type::Bool, span);
+                    self.convert(inf, result_t, span)
                 }
                 IntrinsicOp::RoundToBf16 => self.rounded_to_bf16(operands[0], span),
                 IntrinsicOp::LoadThroughPointer | IntrinsicOp::FetchElement | IntrinsicOp::ActiveLaneMask => unreachable!("handled above"),
@@ -2181,6 +2201,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// analyses and stops the emulator.
     fn vector_intrinsic(&mut self, v: VectorIntrinsic, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        if let (VectorIntrinsic::UnpackHalves | VectorIntrinsic::PackHalves, [rv]) = (v, rvs.as_slice()) {
+            let done = match v {
+                VectorIntrinsic::UnpackHalves => self.unpack_halves(rv, span),
+                _ => self.pack_halves(rv, span),
+            };
+            if let Some(done) = done {
+                return done;
+            }
+            let why = "its argument is not a 32-bit integer or a two-component float vector".to_string();
+            return self.unmodelled_intrinsic(name, &why, call, span);
+        }
         if let (VectorIntrinsic::Split(bits) | VectorIntrinsic::Join(bits), [rv]) = (v, rvs.as_slice()) {
             let done = match v {
                 VectorIntrinsic::Split(_) => self.split_bits(rv, bits, span),
@@ -2306,6 +2337,36 @@ impl<'c, 't> FnLowerer<'c, 't> {
             .collect::<Vec<_>>();
         let n = vals.len() as u32;
         Some(RV { vals, ty: SrcType::Vector(part, n) })
+    }
+
+    /// `unpackHalf2x16(x)`: the halves in bits 0..16 and 16..32 of `x`, widened to f32.
+    fn unpack_halves(&mut self, rv: &RV, span: Span) -> Option<RV> {
+        let SrcType::Scalar(t) = rv.ty else { return None };
+        if int_width(t) != Some(32) {
+            return None;
+        }
+        let x = *rv.vals.first()?;
+        let k16 = self.int(t, 16, span);
+        let high = self.emit(Op::Binary(BinOp::Shr, x, k16), t, span);
+        // F16ToF32 reads the operand's low 16 bits.
+        let vals = [x, high].iter().map(|&h| self.emit(Op::Math(MathFn::F16ToF32, vec![h]), Type::F32, span)).collect();
+        Some(RV { vals, ty: SrcType::Vector(Type::F32, 2) })
+    }
+
+    /// `packHalf2x16(v)`: `v.x` and `v.y` rounded to halves, in bits 0..16 and 16..32.
+    fn pack_halves(&mut self, rv: &RV, span: Span) -> Option<RV> {
+        let (SrcType::Vector(_, 2), [x, y]) = (&rv.ty, rv.vals.as_slice()) else { return None };
+        let halves: Vec<Value> = [*x, *y]
+            .iter()
+            .map(|&c| {
+                let c = self.convert(c, Type::F32, span);
+                self.emit(Op::Math(MathFn::F32ToF16, vec![c]), Type::U32, span)
+            })
+            .collect();
+        let k16 = self.int(Type::U32, 16, span);
+        let high = self.emit(Op::Binary(BinOp::Shl, halves[1], k16), Type::U32, span);
+        let packed = self.emit(Op::Binary(BinOp::Or, halves[0], high), Type::U32, span);
+        Some(RV { vals: vec![packed], ty: SrcType::Scalar(Type::U32) })
     }
 
     /// `pack32(v)`: the integer whose parts, lowest first, are `v`'s components.

@@ -836,7 +836,17 @@ impl<'m> KernelLowerer<'m> {
             S::SubgroupCollectiveOperation { op, collective_op, argument, result } => {
                 let wave = subgroup_op(*op, *collective_op);
                 let args = self.scalars(*argument);
-                let vals = args.iter().map(|&a| self.emit(Op::Wave(wave, vec![a]), self.f.inst(a).ty, span)).collect();
+                let inclusive = *collective_op == naga::CollectiveOperation::InclusiveScan;
+                let combine = if wave == WaveOp::PrefixProduct { BinOp::Mul } else { BinOp::Add };
+                let vals = args
+                    .iter()
+                    .map(|&a| {
+                        let ty = self.f.inst(a).ty;
+                        let exclusive = self.emit(Op::Wave(wave, vec![a]), ty, span);
+                        // An inclusive scan adds (multiplies by) the lane's own value.
+                        if inclusive { self.emit(Op::Binary(combine, exclusive, a), ty, span) } else { exclusive }
+                    })
+                    .collect();
                 self.frame_mut().values.insert(*result, Val::Scalars(vals));
             }
             S::SubgroupGather { mode, argument, result } => self.gather(mode, *argument, *result, span),
@@ -1314,6 +1324,13 @@ impl<'m> KernelLowerer<'m> {
             M::Cos => Some(MathFn::Cos),
             M::Sin => Some(MathFn::Sin),
             M::Tan => Some(MathFn::Tan),
+            M::Tanh => Some(MathFn::Tanh),
+            M::Sinh => Some(MathFn::Sinh),
+            M::Cosh => Some(MathFn::Cosh),
+            M::Asin => Some(MathFn::Asin),
+            M::Acos => Some(MathFn::Acos),
+            M::Atan => Some(MathFn::Atan),
+            M::Atan2 => Some(MathFn::Atan2),
             M::Ceil => Some(MathFn::Ceil),
             M::Floor => Some(MathFn::Floor),
             M::Round => Some(MathFn::Round),
@@ -1358,8 +1375,92 @@ impl<'m> KernelLowerer<'m> {
             }
             return Val::Scalars(acc.into_iter().collect());
         }
+        if let Some(packed) = self.pack(fun, &args, span) {
+            return Val::Scalars(packed);
+        }
         let operands = args.into_iter().flatten().collect();
         self.unmodelled(&format!("the WGSL function `{}`", format!("{fun:?}").to_ascii_lowercase()), operands, result, span)
+    }
+
+    /// The packing built-ins: two halves or four bytes in one `u32`, and back.
+    fn pack(&mut self, fun: naga::MathFunction, args: &[Vec<Value>], span: Span) -> Option<Vec<Value>> {
+        use naga::MathFunction as M;
+        let arg = args.first()?;
+        let u = Type::U32;
+        let shifted = |l: &mut Self, x: Value, bits: i64, op: BinOp, ty: Type| {
+            if bits == 0 {
+                return x;
+            }
+            let k = l.int(ty, bits, span);
+            l.emit(Op::Binary(op, x, k), ty, span)
+        };
+        let join = |l: &mut Self, parts: Vec<Value>, width: i64| {
+            let mut joined: Option<Value> = None;
+            for (i, p) in parts.into_iter().enumerate() {
+                let p = shifted(l, p, i as i64 * width, BinOp::Shl, u);
+                joined = Some(match joined {
+                    Some(j) => l.emit(Op::Binary(BinOp::Or, j, p), u, span),
+                    None => p,
+                });
+            }
+            joined
+        };
+        match fun {
+            M::Unpack2x16float => {
+                let x = *arg.first()?;
+                Some((0..2).map(|i| {
+                    // F16ToF32 reads the operand's low 16 bits.
+                    let h = shifted(self, x, 16 * i, BinOp::Shr, u);
+                    self.emit(Op::Math(MathFn::F16ToF32, vec![h]), Type::F32, span)
+                }).collect())
+            }
+            M::Pack2x16float if arg.len() == 2 => {
+                let halves = arg.iter().map(|&c| self.emit(Op::Math(MathFn::F32ToF16, vec![c]), u, span)).collect();
+                Some(vec![join(self, halves, 16)?])
+            }
+            M::Pack4xI8 | M::Pack4xU8 | M::Pack4xI8Clamp | M::Pack4xU8Clamp if arg.len() == 4 => {
+                let (lo, hi) = match fun {
+                    M::Pack4xI8Clamp => (Some(-128), 127),
+                    M::Pack4xU8Clamp => (Some(0), 255),
+                    _ => (None, 0),
+                };
+                let bytes = arg
+                    .iter()
+                    .map(|&c| {
+                        let ty = self.f.inst(c).ty;
+                        let c = match lo {
+                            Some(lo) => {
+                                let (lo, hi) = (self.int(ty, lo, span), self.int(ty, hi, span));
+                                self.emit(Op::Math(MathFn::Clamp, vec![c, lo, hi]), ty, span)
+                            }
+                            None => c,
+                        };
+                        let c = if ty == u { c } else { self.emit(Op::Convert(c), u, span) };
+                        let mask = self.int(u, 0xff, span);
+                        self.emit(Op::Binary(BinOp::And, c, mask), u, span)
+                    })
+                    .collect();
+                Some(vec![join(self, bytes, 8)?])
+            }
+            M::Unpack4xU8 => {
+                let x = *arg.first()?;
+                Some((0..4).map(|i| {
+                    let b = shifted(self, x, 8 * i, BinOp::Shr, u);
+                    let mask = self.int(u, 0xff, span);
+                    self.emit(Op::Binary(BinOp::And, b, mask), u, span)
+                }).collect())
+            }
+            M::Unpack4xI8 => {
+                let x = *arg.first()?;
+                let signed = self.emit(Op::Convert(x), Type::I32, span);
+                // Each byte moved to the top, then down: the signed shift extends its sign.
+                Some((0..4).map(|i| {
+                    let top = shifted(self, signed, 24 - 8 * i, BinOp::Shl, Type::I32);
+                    shifted(self, top, 24, BinOp::Shr, Type::I32)
+                }).collect())
+            }
+            _ => None,
+        }
     }
 }
 

@@ -103,6 +103,9 @@ pub struct Finding {
     /// threads are in different waves of a width nothing fixes (OpenCL's
     /// sub-groups): whether a group spans several waves is not known.
     pub across_unfixed_waves: bool,
+    /// A wave barrier is on every path between the accesses: only threads of
+    /// different waves can meet.
+    pub wave_ordered: bool,
     /// For cross-group read-after-write: whether a device-scope fence is on every path between.
     pub fenced: bool,
     /// Whether the allocation is `globallycoherent` / `volatile`.
@@ -672,8 +675,17 @@ impl Ctx<'_> {
                             }
                         };
                         let wave_ordered = wave_barriers && follows(&ends) && !follows(&wave_ends);
+                        // Where nothing fixes the width, threads in different waves even
+                        // when waves are as wide as hardware makes them are in different
+                        // waves at every width: the race is proven on every device.
+                        let widest_apart = if wave_ordered && !fixed_width {
+                            let widest = HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1];
+                            self.query_waves(Mode::SameGroup, Waves::Different.at(widest), (e, &em.1), (l, &lm.1)).filter(|a| a.exact).map(|a| Witness { wave_width: None, ..a })
+                        } else {
+                            None
+                        };
                         let (w, warp_synchronous) = if wave_ordered {
-                            match self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)) {
+                            match widest_apart.clone().or_else(|| self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1))) {
                                 Some(across) => (across, false),
                                 None => continue,
                             }
@@ -699,7 +711,16 @@ impl Ctx<'_> {
                             // Threads of different waves that only an undecided
                             // witness puts together leave the proven race one of a wave.
                             let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
-                            let across = || waves_of(Waves::Different).into_iter().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact));
+                            // Widest first: a pair apart in the widest waves is apart at
+                            // every width, and its report needs no width.
+                            let across = || {
+                                waves_of(Waves::Different).into_iter().rev().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact)).map(|mut a| {
+                                    if a.wave_width == Some(HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1]) {
+                                        a.wave_width = None;
+                                    }
+                                    a
+                                })
+                            };
                             // Where the width is open, the many questions are asked only of
                             // a race in group memory at places lockstep traces, that would be
                             // reported as proven and not benign.
@@ -775,7 +796,8 @@ impl Ctx<'_> {
                             fence: if space == Space::Shared { fence } else { None },
                             same_value,
                             warp_synchronous,
-                            across_unfixed_waves: wave_ordered && f.entry.as_ref().is_none_or(|e| e.wave_size.is_none()),
+                            across_unfixed_waves: wave_ordered && !fixed_width && widest_apart.is_none(),
+                            wave_ordered,
                             fenced: false,
                             coherent: self.coherent(l.alloc),
                         });
@@ -814,6 +836,7 @@ impl Ctx<'_> {
                     held_by: None,
                     warp_synchronous: false,
                     across_unfixed_waves: false,
+                    wave_ordered: false,
                     same_value: false,
                     fenced: false,
                     coherent: false,
@@ -899,6 +922,7 @@ impl Ctx<'_> {
                             held_by: None,
                             warp_synchronous: false,
                             across_unfixed_waves: false,
+                            wave_ordered: false,
                             same_value,
                             fenced,
                             coherent,
