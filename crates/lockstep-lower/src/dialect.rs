@@ -175,6 +175,9 @@ pub struct Dialect {
     pub group_size_attribute: Option<&'static str>,
     /// Attribute bounding the threads of a group (`[[max_total_threads_per_threadgroup(n)]]`).
     pub max_threads_attribute: Option<&'static str>,
+    /// Attributes that fix the wave width (lower case): a number, or one of
+    /// the names listed with their widths (Adreno's `"half"` and `"full"`).
+    pub wave_size_attributes: &'static [(&'static str, &'static [(&'static str, u32)])],
     /// Whether a space qualifier on a pointer declaration names the space it
     /// points into (OpenCL `__global float* p`) rather than where the pointer lives.
     pub space_qualifies_pointee: bool,
@@ -682,6 +685,7 @@ pub static HLSL: Dialect = Dialect {
     flag_decoded_barriers: &[],
     group_size_attribute: None,
     max_threads_attribute: None,
+    wave_size_attributes: &[("wavesize", &[])],
     space_qualifies_pointee: false,
     matrix_product: Some(MatrixProduct::Function("mul")),
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
@@ -843,6 +847,7 @@ pub static CUDA: Dialect = Dialect {
     flag_decoded_barriers: &[],
     group_size_attribute: None,
     max_threads_attribute: None,
+    wave_size_attributes: &[],
     space_qualifies_pointee: false,
     matrix_product: None,
     matrix_functions: &[],
@@ -1134,6 +1139,7 @@ pub static OPENCL: Dialect = Dialect {
     ],
     group_size_attribute: Some("reqd_work_group_size"),
     max_threads_attribute: None,
+    wave_size_attributes: &[("intel_reqd_sub_group_size", &[]), ("qcom_reqd_sub_group_size", &[("half", 64), ("full", 128)])],
     space_qualifies_pointee: true,
     matrix_product: None,
     matrix_functions: &[],
@@ -1461,6 +1467,7 @@ pub static GLSL: Dialect = Dialect {
     flag_decoded_barriers: &[("controlBarrier", glsl_control_barrier)],
     group_size_attribute: None,
     max_threads_attribute: None,
+    wave_size_attributes: &[],
     space_qualifies_pointee: false,
     matrix_product: Some(MatrixProduct::Operator),
     matrix_functions: &[("transpose", MatrixFunction::Transpose), ("matrixCompMult", MatrixFunction::ComponentProduct), ("outerProduct", MatrixFunction::Outer)],
@@ -1698,6 +1705,7 @@ pub static METAL: Dialect = Dialect {
     ],
     group_size_attribute: None,
     max_threads_attribute: Some("max_total_threads_per_threadgroup"),
+    wave_size_attributes: &[],
     space_qualifies_pointee: true,
     matrix_product: Some(MatrixProduct::Operator),
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
@@ -1778,6 +1786,7 @@ pub static CPP_AMP: Dialect = Dialect {
     flag_decoded_barriers: &[],
     group_size_attribute: None,
     max_threads_attribute: None,
+    wave_size_attributes: &[],
     space_qualifies_pointee: false,
     matrix_product: None,
     matrix_functions: &[],

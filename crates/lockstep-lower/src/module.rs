@@ -1075,7 +1075,7 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
                     let first = ch.named_children(&mut cc).find(|x| ctx.kind(*x) != "__launch_bounds__");
                     info.max_threads = first.and_then(|x| ctx.const_int(x)).map(|v| v as u32);
                 }
-                let launch_attribute = ctx.d.group_size_attribute.is_some() || ctx.d.max_threads_attribute.is_some();
+                let launch_attribute = ctx.d.group_size_attribute.is_some() || ctx.d.max_threads_attribute.is_some() || !ctx.d.wave_size_attributes.is_empty();
                 if launch_attribute && matches!(ctx.kind(ch), "attribute_specifier" | "attribute_declaration") {
                     attribute_facts(ctx, ch, &mut info, &mut is_entry);
                 }
@@ -1214,8 +1214,11 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
                 }
             } else if ctx.d.max_threads_attribute.is_some_and(|a| a == lname) {
                 info.max_threads = vals.first().map(|v| (*v).clamp(1, u32::MAX as i64) as u32);
-            } else if lname == "wavesize" {
-                info.wave_size = vals.first().map(|v| *v as u32);
+            } else if let Some((_, named)) = ctx.d.wave_size_attributes.iter().find(|(a, _)| *a == lname) {
+                // `[WaveSize(32)]`, `intel_reqd_sub_group_size(16)`, `qcom_reqd_sub_group_size("half")`.
+                let word = args.map(|a| ctx.text(a).trim_matches(|c: char| c == '(' || c == ')' || c == '"' || c.is_whitespace()));
+                let width = vals.first().map(|v| *v as u32).or_else(|| named.iter().find(|(n, _)| Some(*n) == word).map(|(_, w)| *w));
+                info.wave_size = width.filter(|&w| w > 0).or(info.wave_size);
             }
             continue;
         }
