@@ -206,15 +206,17 @@ fn mentions_ids(f: &Function, v: Value, depth: u32) -> bool {
     }
 }
 
-/// Axes y and z along which the kernel tells the threads of a group apart
-/// only inside global ids (`get_global_id(1)`, `blockIdx.y * blockDim.y +
-/// threadIdx.y`): it never reads the local id or the group's size along the
-/// axis on their own, nor the flat local index. Such a kernel picks rows by
-/// the global id and indexes shared memory along x only, which is
-/// one-to-one only when the group is one thread wide along that axis: the
-/// host launches it so. The x axis is never inferred: kernels that use
-/// groups spread their threads along it.
-pub fn axes_seen_only_in_global_ids(f: &Function) -> [bool; 3] {
+/// Per axis: whether the kernel reads the local id there, and whether it
+/// reads it (or the group's size there) on its own, outside a global id
+/// (`get_global_id(1)`, `blockIdx.y * blockDim.y + threadIdx.y`); and
+/// whether it reads the flat local index.
+struct LocalIdUse {
+    seen: [bool; 3],
+    alone: [bool; 3],
+    flat_index: bool,
+}
+
+fn local_id_use(f: &Function) -> LocalIdUse {
     let builtin = |v: Value| match f.inst(v).op {
         Op::Builtin(b) => Some(b),
         _ => None,
@@ -227,31 +229,53 @@ pub fn axes_seen_only_in_global_ids(f: &Function) -> [bool; 3] {
         _ => false,
     };
     let group_base = |v: Value, ax: u8| group_base_op(&f.inst(v).op, ax);
-    let mut seen = [false; 3];
-    let mut alone = [false; 3];
+    let mut u = LocalIdUse { seen: [false; 3], alone: [false; 3], flat_index: false };
     for inst in &f.insts {
         match inst.op {
-            Op::Builtin(Builtin::LocalId(ax)) => seen[ax as usize % 3] = true,
-            Op::Builtin(Builtin::LocalIndex) => return [false; 3],
+            Op::Builtin(Builtin::LocalId(ax)) => u.seen[ax as usize % 3] = true,
+            Op::Builtin(Builtin::LocalIndex) => u.flat_index = true,
             _ => {}
         }
         inst.op.for_each_operand(|x| match builtin(x) {
             Some(Builtin::LocalId(ax)) => {
                 let in_global_id = matches!(inst.op, Op::Binary(BinOp::Add, p, q) if (p == x && group_base(q, ax)) || (q == x && group_base(p, ax)));
-                alone[ax as usize % 3] |= !in_global_id;
+                u.alone[ax as usize % 3] |= !in_global_id;
             }
             Some(Builtin::GroupSize(ax)) => {
-                alone[ax as usize % 3] |= !group_base_op(&inst.op, ax);
+                u.alone[ax as usize % 3] |= !group_base_op(&inst.op, ax);
             }
             _ => {}
         });
     }
     for b in &f.blocks {
         if let Some(Builtin::LocalId(ax) | Builtin::GroupSize(ax)) = b.term.condition().and_then(builtin) {
-            alone[ax as usize % 3] = true;
+            u.alone[ax as usize % 3] = true;
         }
     }
-    std::array::from_fn(|ax| ax > 0 && seen[ax] && !alone[ax])
+    u
+}
+
+/// Axes y and z along which the kernel tells the threads of a group apart
+/// only inside global ids: it never reads the local id or the group's size
+/// along the axis on their own, nor the flat local index. Such a kernel
+/// picks rows by the global id and indexes shared memory along x only,
+/// which is one-to-one only when the group is one thread wide along that
+/// axis: the host launches it so. The x axis is never inferred: kernels
+/// that use groups spread their threads along it.
+pub fn axes_seen_only_in_global_ids(f: &Function) -> [bool; 3] {
+    let u = local_id_use(f);
+    std::array::from_fn(|ax| ax > 0 && !u.flat_index && u.seen[ax] && !u.alone[ax])
+}
+
+/// Whether the kernel's rows are its waves: it numbers its threads within a
+/// row by the lane (`get_sub_group_local_id()`) and the rows by the y id
+/// (`get_local_id(1)` as the wave's index), and reads the x id only inside
+/// global ids, never the flat index. The lane stands for the x id only
+/// when a row is exactly one wave wide: the host launches it so.
+pub fn rows_are_waves(f: &Function) -> bool {
+    let u = local_id_use(f);
+    let lanes = f.insts.iter().any(|i| matches!(i.op, Op::Builtin(Builtin::LaneId)));
+    lanes && !u.flat_index && !u.alone[0] && u.alone[1]
 }
 
 /// The axis of a thread id (through integer conversions).

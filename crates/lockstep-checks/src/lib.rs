@@ -44,12 +44,18 @@ impl<'m> KernelFacts<'m> {
         if func.entry.as_ref().is_some_and(|e| e.group_size.is_none()) {
             let mut extent = lockstep_analysis::launch::in_bounds_group_extent(module, &func, &cfg, &uniformity);
             let global_only = lockstep_analysis::launch::axes_seen_only_in_global_ids(&func);
-            let widths = lockstep_analysis::launch::flat_id_widths(&func);
+            let mut widths = lockstep_analysis::launch::flat_id_widths(&func);
+            let rows_are_waves = lockstep_analysis::launch::rows_are_waves(&func);
             if let Some(entry) = func.entry.as_mut() {
                 for ax in 0..3 {
                     if global_only[ax] && entry.threads_along(ax).is_none() {
                         extent[ax] = Some(1);
                     }
+                }
+                // Rows of one wave each, where the wave's width is fixed.
+                if let (true, Some(w), None) = (rows_are_waves, entry.wave_size, entry.threads_along(0)) {
+                    extent[0] = Some(extent[0].map_or(w, |e| e.min(w)));
+                    widths[0] = Some(w);
                 }
                 entry.axis_limits = extent;
                 // Only where the launch leaves the extent open.

@@ -18,7 +18,7 @@ pub mod sym;
 
 use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
-use lockstep_ir::{Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
+use lockstep_ir::{BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
 use sym::{Kernel, Mode, Query, Side, Waves, Witness};
 pub use sym::Assumptions;
@@ -555,10 +555,85 @@ impl Ctx<'_> {
                 let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
                 let per_iteration = !same_iteration && loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
                 let level_at_store = |a: &Access| self.pos.of(a.inst).map_or(Level::Thread, |(b, _)| self.uni.level_at(self.cfg, x, b));
+                if x == y && e.inst == l.inst && same_iteration && self.decided_by_cell(x, e.index, e.inst, need, 0) {
+                    return true;
+                }
                 x == y && !per_iteration && level_at_store(e) >= need && level_at_store(l) >= need
             }
             _ => false,
         }
+    }
+
+    /// Whether equal indices mean equal values of `v`: the index is `v`
+    /// itself, or `v` scaled by a constant or moved by a shared amount
+    /// (`s[lane * 4]` through a byte view).
+    fn index_determines(&self, index: Value, v: Value, store: Value, need: Level, depth: u32) -> bool {
+        if self.same_expression(index, v, 0) {
+            return true;
+        }
+        if depth > 8 {
+            return false;
+        }
+        let nonzero = |k: Value| self.f.as_int(k).is_some_and(|k| k != 0);
+        let shared = |k: Value| self.pos.of(store).is_some_and(|(b, _)| self.uni.level_at(self.cfg, k, b) >= need);
+        let inner = |x: Value| self.index_determines(x, v, store, need, depth + 1);
+        match self.f.inst(index).op {
+            Op::Convert(x) => {
+                let (to, from) = (self.f.inst(index).ty, self.f.inst(x).ty);
+                !to.is_float() && !from.is_float() && to.bits() >= from.bits() && inner(x)
+            }
+            Op::Binary(BinOp::Mul, x, k) | Op::Binary(BinOp::Mul, k, x) if nonzero(k) && inner(x) => true,
+            Op::Binary(BinOp::Shl, x, k) if self.f.as_int(k).is_some() => inner(x),
+            Op::Binary(BinOp::Add | BinOp::Xor, x, k) | Op::Binary(BinOp::Add | BinOp::Xor, k, x) if shared(k) && inner(x) => true,
+            Op::Binary(BinOp::Sub, x, k) if shared(k) => inner(x),
+            _ => false,
+        }
+    }
+
+    /// Whether two values are one pure expression computed twice (two calls
+    /// of `get_sub_group_local_id()`): the same for every thread.
+    fn same_expression(&self, a: Value, b: Value, depth: u32) -> bool {
+        if a == b {
+            return true;
+        }
+        if depth > 12 || self.f.inst(a).ty != self.f.inst(b).ty {
+            return false;
+        }
+        let same = |x: &Value, y: &Value| self.same_expression(*x, *y, depth + 1);
+        match (&self.f.inst(a).op, &self.f.inst(b).op) {
+            (Op::Builtin(p), Op::Builtin(q)) => p == q,
+            (Op::Const(p), Op::Const(q)) => p == q,
+            (Op::Convert(x), Op::Convert(y)) => same(x, y),
+            (Op::Unary(o, x), Op::Unary(p, y)) => o == p && same(x, y),
+            (Op::Binary(o, x1, x2), Op::Binary(p, y1, y2)) => o == p && same(x1, y1) && same(x2, y2),
+            _ => false,
+        }
+    }
+
+    /// Whether a store's value is computed from its cell's index and values
+    /// every thread in question shares (`s[lane] = table[lane % 16]`): at
+    /// one store, threads that write the same cell write the same value.
+    /// Memory it reads must be constant.
+    fn decided_by_cell(&self, v: Value, index: Value, store: Value, need: Level, depth: u32) -> bool {
+        if depth > 12 {
+            return false;
+        }
+        if self.index_determines(index, v, store, need, 0) {
+            return true;
+        }
+        let shared = self.pos.of(store).is_some_and(|(b, _)| self.uni.level_at(self.cfg, v, b) >= need);
+        shared
+            || match &self.f.inst(v).op {
+                Op::Const(_) => true,
+                Op::Unary(_, a) | Op::Convert(a) => self.decided_by_cell(*a, index, store, need, depth + 1),
+                Op::Binary(_, a, b) | Op::Cmp(_, a, b) => {
+                    self.decided_by_cell(*a, index, store, need, depth + 1) && self.decided_by_cell(*b, index, store, need, depth + 1)
+                }
+                Op::Select(c, a, b) => [c, a, b].iter().all(|&&x| self.decided_by_cell(x, index, store, need, depth + 1)),
+                Op::Math(_, args) => args.iter().all(|&x| self.decided_by_cell(x, index, store, need, depth + 1)),
+                Op::Load(m) => m.space == lockstep_ir::MemSpace::Constant && self.decided_by_cell(m.index, index, store, need, depth + 1),
+                _ => false,
+            }
     }
 
     fn at(&self, a: &Access, iteration: Option<u8>) -> At {

@@ -1606,21 +1606,25 @@ impl Build<'_> {
     /// `given` accepts and constants, following the constraints a few steps
     /// (`i0 / 2` is at most what it divides, which a guard bounds). A
     /// loop's count bounds its iterations. Across groups the launch's shape
-    /// bounds a thread id; within one, where only the threads' difference
-    /// counts, a group wider than a row is what the race is about, so a
-    /// thread id's range is never a width the program states.
+    /// bounds a thread id, and a group's index counts rows of the grid the
+    /// host launches for its data; within one, where only the threads'
+    /// difference counts, a group wider than a row is what the race is
+    /// about, so a thread id's range is never a width the program states.
     fn stated_bound(&self, column: Terms, given: &dyn Fn(Var) -> bool, depth: u32) -> bool {
         let launched = match (self.q.mode, self.q.k.f.entry.as_ref()) {
             (Mode::CrossGroup, Some(e)) => std::array::from_fn(|ax| e.threads_along(ax)),
             _ => [None; 3],
         };
+        let bounded = |v: Var| self.p.dom[v].1 < INF;
         let counted = |v: Var| {
-            self.p.dom[v].1 < INF
-                && self.keys.iter().any(|(key, &var)| var == v && match key {
-                    Key::Iter(..) => true,
-                    Key::Tid(_, ax) => launched[*ax as usize].is_some(),
-                    _ => false,
-                })
+            self.keys.iter().any(|(key, &var)| var == v && match key {
+                Key::Iter(..) => bounded(v),
+                Key::Tid(_, ax) => bounded(v) && launched[*ax as usize].is_some(),
+                // Across groups, a group's index counts the rows of a grid the
+                // host sizes to its data.
+                Key::Gid(_, ax) => self.q.mode == Mode::CrossGroup && (bounded(v) || self.q.k.grid_size[*ax as usize % 3].is_none()),
+                _ => false,
+            })
         };
         if column.iter().all(|&(v, c)| if c > 0 { counted(v) } else { self.p.dom[v].0 > -INF }) {
             return true;
