@@ -958,7 +958,7 @@ fn glsl_scans_half_packing_and_scoped_barriers_compute_exactly() {
         if x == 0.0 {
             return sign;
         }
-        sign | ((((b >> 23) & 0xff) - 127 + 15) << 10) | ((b & 0x7f_ffff) >> 13)
+        sign | ((((b >> 23) & 0xff) + 15 - 127) << 10) | ((b & 0x7f_ffff) >> 13)
     };
     let ints: Vec<u32> = (0..16u32)
         .flat_map(|t| {
