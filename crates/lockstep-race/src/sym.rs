@@ -1220,6 +1220,10 @@ impl Build<'_> {
         }
         let f = self.q.k.f;
         match &f.inst(c).op {
+            // `ok != 0` of a truth value kept as an integer: that truth value.
+            Op::Cmp(op @ (CmpOp::Ne | CmpOp::Eq), x, y) if f.as_int(*y) == Some(0) && matches!(f.inst(*x).op, Op::Convert(b) if f.inst(b).ty == Type::Bool) => {
+                self.cond(s, *x, pol == (*op == CmpOp::Ne), depth + 1)
+            }
             Op::Cmp(op, x, y) if f.inst(*x).ty.is_int() || f.inst(*x).ty == Type::Bool => {
                 let a = self.val(s, *x, 0);
                 let b = self.val(s, *y, 0);
@@ -1258,6 +1262,9 @@ impl Build<'_> {
                     _ => self.unknown_truth(s, c, pol),
                 }
             }
+            // A truth value kept as an integer (`int ok = a < b; if (ok)`): that truth value.
+            Op::Convert(x) if f.inst(*x).ty == Type::Bool => self.cond(s, *x, pol, depth + 1),
+            Op::Convert(x) if matches!(f.inst(*x).op, Op::Convert(b) if f.inst(b).ty == Type::Bool) => self.cond(s, *x, pol, depth + 1),
             Op::Convert(x) if f.inst(*x).ty.is_int() => {
                 let a = self.val(s, *x, 0);
                 if pol {
