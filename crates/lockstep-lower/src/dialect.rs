@@ -875,23 +875,30 @@ const CLK_IMAGE_MEM_FENCE: i64 = 4;
 const MEMORY_SCOPE_DEVICE: i64 = 2;
 const MEMORY_SCOPE_ALL_DEVICES: i64 = 3;
 
-/// Decodes OpenCL `barrier(flags)` / `work_group_barrier(flags[, scope])` /
-/// `mem_fence(flags)` arguments for a call that synchronizes `exec` threads.
-/// Flags lockstep cannot evaluate order every space.
-fn opencl_fenced(args: &[Option<i64>], exec: Scope, default_mem: Scope) -> Barrier {
-    let spaces = match args.first() {
+/// The spaces a barrier's flag argument names: group-shared memory for any
+/// of `shared` bits, device memory for any of `device` bits; flags lockstep
+/// cannot evaluate name every space.
+fn flag_spaces(flags: Option<&Option<i64>>, shared: i64, device: i64) -> Spaces {
+    match flags {
         Some(Some(flags)) => {
             let mut spaces = Spaces::NONE;
-            if flags & CLK_LOCAL_MEM_FENCE != 0 {
+            if flags & shared != 0 {
                 spaces = spaces.union(Spaces::SHARED);
             }
-            if flags & (CLK_GLOBAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE) != 0 {
+            if flags & device != 0 {
                 spaces = spaces.union(Spaces::DEVICE);
             }
             spaces
         }
         _ => Spaces::ALL,
-    };
+    }
+}
+
+/// Decodes OpenCL `barrier(flags)` / `work_group_barrier(flags[, scope])` /
+/// `mem_fence(flags)` arguments for a call that synchronizes `exec` threads.
+/// Flags lockstep cannot evaluate order every space.
+fn opencl_fenced(args: &[Option<i64>], exec: Scope, default_mem: Scope) -> Barrier {
+    let spaces = flag_spaces(args.first(), CLK_LOCAL_MEM_FENCE, CLK_GLOBAL_MEM_FENCE | CLK_IMAGE_MEM_FENCE);
     let mem = match args.get(1) {
         Some(Some(MEMORY_SCOPE_DEVICE)) => Scope::Device,
         Some(Some(MEMORY_SCOPE_ALL_DEVICES)) => Scope::System,
@@ -1253,19 +1260,7 @@ fn vulkan_spaces(storage: Option<&Option<i64>>, semantics: Option<&Option<i64>>)
     if let Some(Some(GL_SEMANTICS_RELAXED)) = semantics {
         return Spaces::NONE;
     }
-    match storage {
-        Some(Some(flags)) => {
-            let mut spaces = Spaces::NONE;
-            if flags & GL_STORAGE_SEMANTICS_SHARED != 0 {
-                spaces = spaces.union(Spaces::SHARED);
-            }
-            if flags & (GL_STORAGE_SEMANTICS_BUFFER | GL_STORAGE_SEMANTICS_IMAGE) != 0 {
-                spaces = spaces.union(Spaces::DEVICE);
-            }
-            spaces
-        }
-        _ => Spaces::ALL,
-    }
+    flag_spaces(storage, GL_STORAGE_SEMANTICS_SHARED, GL_STORAGE_SEMANTICS_BUFFER | GL_STORAGE_SEMANTICS_IMAGE)
 }
 
 /// `controlBarrier(execution, memory, storage, semantics)`: the threads of the
@@ -1509,19 +1504,7 @@ const THREAD_SCOPE_THREADGROUP: i64 = 2;
 
 /// The spaces a `mem_flags` argument names; flags lockstep cannot evaluate name every space.
 fn metal_spaces(flags: Option<&Option<i64>>) -> Spaces {
-    match flags {
-        Some(Some(flags)) => {
-            let mut spaces = Spaces::NONE;
-            if flags & (MEM_THREADGROUP | MEM_THREADGROUP_IMAGEBLOCK) != 0 {
-                spaces = spaces.union(Spaces::SHARED);
-            }
-            if flags & (MEM_DEVICE | MEM_TEXTURE) != 0 {
-                spaces = spaces.union(Spaces::DEVICE);
-            }
-            spaces
-        }
-        _ => Spaces::ALL,
-    }
+    flag_spaces(flags, MEM_THREADGROUP | MEM_THREADGROUP_IMAGEBLOCK, MEM_DEVICE | MEM_TEXTURE)
 }
 
 fn metal_threadgroup_barrier(args: &[Option<i64>]) -> Barrier {
