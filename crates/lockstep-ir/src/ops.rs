@@ -173,6 +173,16 @@ pub enum WaveOp {
 }
 
 impl WaveOp {
+    /// For an exclusive scan, the operation that folds in the lane's own
+    /// value to make the inclusive scan.
+    pub fn inclusive_step(self) -> Option<BinOp> {
+        match self {
+            WaveOp::PrefixSum => Some(BinOp::Add),
+            WaveOp::PrefixProduct => Some(BinOp::Mul),
+            _ => None,
+        }
+    }
+
     /// True when every active lane of the wave gets the same result.
     pub fn is_wave_uniform(self) -> bool {
         !matches!(

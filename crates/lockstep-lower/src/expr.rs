@@ -2058,7 +2058,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// An inclusive scan: the exclusive scan `scan` gave, combined with the lane's own value.
     fn inclusive_scan(&mut self, scan: WaveOp, exclusive: RV, own: &RV, span: Span) -> RV {
-        let combine = if scan == WaveOp::PrefixProduct { BinOp::Mul } else { BinOp::Add };
+        let Some(combine) = scan.inclusive_step() else { return exclusive };
         let t = exclusive.ty.scalar(&self.cx.structs);
         let vals = exclusive.vals.iter().zip(&own.vals).map(|(&e, &v)| self.fold_or_emit(combine, e, v, t, span)).collect();
         RV { vals, ty: exclusive.ty }

@@ -836,15 +836,16 @@ impl<'m> KernelLowerer<'m> {
             S::SubgroupCollectiveOperation { op, collective_op, argument, result } => {
                 let wave = subgroup_op(*op, *collective_op);
                 let args = self.scalars(*argument);
-                let inclusive = *collective_op == naga::CollectiveOperation::InclusiveScan;
-                let combine = if wave == WaveOp::PrefixProduct { BinOp::Mul } else { BinOp::Add };
+                let inclusive = (*collective_op == naga::CollectiveOperation::InclusiveScan).then(|| wave.inclusive_step()).flatten();
                 let vals = args
                     .iter()
                     .map(|&a| {
                         let ty = self.f.inst(a).ty;
                         let exclusive = self.emit(Op::Wave(wave, vec![a]), ty, span);
-                        // An inclusive scan adds (multiplies by) the lane's own value.
-                        if inclusive { self.emit(Op::Binary(combine, exclusive, a), ty, span) } else { exclusive }
+                        match inclusive {
+                            Some(step) => self.emit(Op::Binary(step, exclusive, a), ty, span),
+                            None => exclusive,
+                        }
                     })
                     .collect();
                 self.frame_mut().values.insert(*result, Val::Scalars(vals));
