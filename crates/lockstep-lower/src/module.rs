@@ -1217,8 +1217,9 @@ fn attribute_facts<'t>(ctx: &Ctx<'t>, attr: Node<'t>, info: &mut EntryInfo, is_e
             } else if let Some((_, named)) = ctx.d.wave_size_attributes.iter().find(|(a, _)| *a == lname) {
                 // `[WaveSize(32)]`, `intel_reqd_sub_group_size(16)`, `qcom_reqd_sub_group_size("half")`.
                 let word = args.map(|a| ctx.text(a).trim_matches(|c: char| c == '(' || c == ')' || c == '"' || c.is_whitespace()));
-                let width = vals.first().map(|v| *v as u32).or_else(|| named.iter().find(|(n, _)| Some(*n) == word).map(|(_, w)| *w));
-                info.wave_size = width.filter(|&w| w > 0).or(info.wave_size);
+                let width = vals.first().map(|&v| v.clamp(0, u32::MAX as i64) as u32).or_else(|| named.iter().find(|(n, _)| Some(*n) == word).map(|(_, w)| *w));
+                // A width no hardware has (the compiler rejects it) leaves the width open.
+                info.wave_size = width.filter(|&w| w.is_power_of_two() && w <= 128).or(info.wave_size);
             }
             continue;
         }

@@ -300,3 +300,40 @@ fn cpp_amp_lambdas_are_kernels_with_their_tiles_barriers_and_captures() {
     assert_eq!(m.functions[1].entry.as_ref().unwrap().group_size, None);
     assert!(!m.functions[1].insts.iter().any(|i| matches!(i.op, Op::Barrier(..))));
 }
+
+#[test]
+fn glsl_control_barriers_decode_their_scopes_and_semantics() {
+    // (execution, memory, storage, semantics) as the Vulkan memory model numbers them.
+    let m = compile_source(
+        Lang::Glsl,
+        "k.comp",
+        "#version 450\nlayout(local_size_x = 64) in;\nuniform int n;\nvoid main() {\n controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);\n controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup, gl_StorageSemanticsShared | gl_StorageSemanticsBuffer, gl_SemanticsAcquireRelease);\n controlBarrier(gl_ScopeWorkgroup, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquireRelease);\n controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsRelaxed);\n controlBarrier(n, n, n, n);\n}\n",
+    );
+    assert_eq!(
+        barriers(&m),
+        vec![
+            bar(Scope::Group, Scope::Group, Spaces::SHARED),
+            bar(Scope::Wave, Scope::Wave, Spaces::ALL),
+            bar(Scope::Group, Scope::Device, Spaces::DEVICE),
+            bar(Scope::Group, Scope::Group, Spaces::NONE),
+            // Arguments lockstep cannot evaluate: the widest barrier a compute shader has.
+            bar(Scope::Group, Scope::Device, Spaces::ALL),
+        ]
+    );
+}
+
+#[test]
+fn sub_group_width_attributes_fix_the_width_only_to_one_hardware_has() {
+    let kernel = |attribute: &str| {
+        let src = format!("kernel __attribute__(({attribute})) void k(global uint* o) {{ o[get_global_id(0)] = get_sub_group_local_id(); }}\n");
+        let m = compile_source(Lang::OpenCl, "k.cl", &src);
+        m.functions[0].entry.as_ref().unwrap().wave_size
+    };
+    assert_eq!(kernel("intel_reqd_sub_group_size(16)"), Some(16));
+    assert_eq!(kernel("qcom_reqd_sub_group_size(\"half\")"), Some(64));
+    assert_eq!(kernel("qcom_reqd_sub_group_size(\"full\")"), Some(128));
+    // A width the compiler would reject leaves it the device's.
+    for bad in ["intel_reqd_sub_group_size(-1)", "intel_reqd_sub_group_size(24)", "intel_reqd_sub_group_size(99999999999)", "qcom_reqd_sub_group_size(\"quarter\")", "qcom_reqd_sub_group_size()"] {
+        assert_eq!(kernel(bad), None, "{bad}");
+    }
+}
