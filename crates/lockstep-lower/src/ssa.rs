@@ -16,6 +16,9 @@ pub struct Var(pub u32);
 /// exhaust memory building phis.
 pub const MAX_KERNEL_OPERATIONS: usize = 400_000;
 
+/// Blocks [`Ssa::known_incoming`] looks back through at most.
+const MAX_PEEKED_BLOCKS: usize = 256;
+
 #[derive(Default)]
 pub struct Ssa {
     /// Set once the function outgrew [`MAX_KERNEL_OPERATIONS`]: reads stop
@@ -181,21 +184,31 @@ impl Ssa {
         let Some((block, var)) = self.incomplete.iter().find_map(|(b, list)| list.iter().find(|&&(_, p)| p == phi).map(|&(v, _)| (*b, v))) else {
             return Vec::new();
         };
-        self.preds[block.index()].iter().filter_map(|&p| self.peek(var, p)).collect()
+        self.preds[block.index()].iter().flat_map(|&p| self.peek(var, p)).collect()
     }
 
-    /// The value of `var` at the end of `block` where no phi is needed to know it.
-    fn peek(&self, var: Var, mut block: BlockId) -> Option<Value> {
-        for _ in 0..=self.preds.len() {
-            if let Some(&v) = self.defs.get(&(var, block)) {
-                return Some(v);
+    /// The values `var` may have at the end of `block`, found by following
+    /// predecessors back to definitions without making phis (through the
+    /// joins of earlier loops and branches). Only the predecessors known so
+    /// far are followed: the caller checks its open phi again once complete.
+    fn peek(&self, var: Var, block: BlockId) -> Vec<Value> {
+        let (mut seen, mut work, mut found) = (FxHashSet::default(), vec![block], Vec::new());
+        while let Some(b) = work.pop() {
+            if !seen.insert(b) {
+                continue;
             }
-            match self.preds[block.index()].as_slice() {
-                [only] => block = *only,
-                _ => return None,
+            if seen.len() > MAX_PEEKED_BLOCKS {
+                return Vec::new();
             }
+            if let Some(&v) = self.defs.get(&(var, b)) {
+                if !found.contains(&v) {
+                    found.push(v);
+                }
+                continue;
+            }
+            work.extend(self.preds[b.index()].iter().copied());
         }
-        None
+        found
     }
 
     /// Seals a function's entry block, which no edge reaches but runs.

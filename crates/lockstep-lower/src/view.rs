@@ -24,7 +24,7 @@ pub(crate) const OPAQUE_VIEW: &str = "reinterpreting pointer cast";
 const MAX_LAID_OUT_SCALARS: u64 = 1 << 16;
 
 /// Steps a pointer's provenance is followed back at most.
-const MAX_PROVENANCE_STEPS: usize = 64;
+const MAX_PROVENANCE_STEPS: usize = 1024;
 
 #[derive(Default)]
 pub struct PointerViews {
