@@ -754,6 +754,33 @@ fn matrix_products_are_linear_algebra_in_every_dialect() {
     }
 }
 
+/// The Metal standard library's constants, which real kernels use as if
+/// they were keywords (`-MAXHALF` as a mask's minus infinity).
+const CONSTANTS_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+kernel void constants(device float* values [[buffer(0)]])
+{
+    values[0] = -MAXHALF;
+    values[1] = M_PI_F;
+    values[2] = float(M_PI_H);
+    values[3] = HALF_EPSILON;
+    values[4] = FLT_EPSILON;
+    values[5] = float(INT_MIN);
+    values[6] = isnan(NAN) ? 1.0f : 0.0f;
+    values[7] = MAXFLOAT;
+}
+"#;
+
+#[test]
+fn metal_standard_constants_have_their_values() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("c.metal", Lang::Metal, CONSTANTS_METAL, "constants", "[buffers.values]\nlen = 8\ntype = \"f32\"\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want = vec![-65504.0, std::f32::consts::PI, 3.140625, 1.0 / 1024.0, f32::EPSILON, -2147483648.0, 1.0, f32::MAX];
+    assert_eq!(o.buffer("values").unwrap().f32s(), want);
+}
+
 /// GLSL's `unpack8`/`unpack16` take an integer apart, lowest part first, in
 /// the argument's signedness; `pack16`/`pack32` build one.
 const PACKING_GLSL: &str = r#"#version 450
@@ -851,16 +878,23 @@ void main() {
     bits[5] = bitfieldExtract(x, 3, 0);
     uvec2 v = bitfieldExtract(uvec2(x, 0xFFu), 0, 4);
     bits[6] = v.x + 16u * v.y;
+    uint16_t h = uint16_t(0xA5C3u);
+    bits[7] = uint(bitfieldExtract(h, 12, 4));
+    int16_t sh = int16_t(-20);
+    bits[8] = uint(int(bitfieldExtract(sh, 2, 4)));
+    uint64_t w = 0x0123456789ABCDEFul;
+    bits[9] = uint(bitfieldExtract(w, 36, 12));
 }
 "#;
 
 #[test]
 fn glsl_bitfield_extract_computes_exactly() {
     let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
-    let (db, o) = compile_and_run("bf.comp", Lang::Glsl, BITFIELD_GLSL, "main", "[buffers.bits]\nlen = 7\n", config);
+    let (db, o) = compile_and_run("bf.comp", Lang::Glsl, BITFIELD_GLSL, "main", "[buffers.bits]\nlen = 10\n", config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     let x = 0xF0F0_1234u32;
-    let want = vec![(x >> 4) & 0xFF, x >> 28, u32::MAX, (-8i32) as u32, x, 0, 4 + 16 * 15];
+    // 16-bit values too: -20 is 0b1110_1100, bits 2..6 are 0b1011 = -5 signed.
+    let want = vec![(x >> 4) & 0xFF, x >> 28, u32::MAX, (-8i32) as u32, x, 0, 4 + 16 * 15, 0xA, (-5i32) as u32, 0x456];
     assert_eq!(o.buffer("bits").unwrap().u32s(), want);
 }
 

@@ -257,6 +257,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     fn expr_inner(&mut self, n: Node<'t>, span: Span) -> RV {
         match self.cx.kind(n) {
             "number_literal" => self.number(n, span),
+            "user_defined_literal" => self.suffixed_number(n, span),
             "true" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(true), span)], ty: SrcType::Scalar(Type::Bool) },
             "false" => RV { vals: vec![self.konst(Type::Bool, Const::Bool(false), span)], ty: SrcType::Scalar(Type::Bool) },
             "char_literal" => {
@@ -456,6 +457,20 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.emit(Op::Select(nan, x, rounded), Type::F32, span)
     }
 
+    /// A number with a suffix the C++ grammar reads as a user-defined
+    /// literal: a half (`1.0h` in Metal, `1.0hf` in GLSL) is a number, any
+    /// other suffix calls an operator lockstep does not model.
+    fn suffixed_number(&mut self, n: Node<'t>, span: Span) -> RV {
+        let text = self.cx.text(n).trim();
+        let mut c = n.walk();
+        let suffix = n.named_children(&mut c).find(|k| self.cx.kind(*k) == "literal_suffix").map_or("", |k| self.cx.text(k));
+        if matches!(suffix.to_ascii_lowercase().as_str(), "h" | "hf") && suffix.len() < text.len() {
+            return self.number(n, span);
+        }
+        self.diag("unsupported", n, format!("the literal `{text}` calls a literal operator, which lockstep does not model; its value is unknown"));
+        self.undef(Type::I32, span)
+    }
+
     fn number(&mut self, n: Node<'t>, span: Span) -> RV {
         let text = self.cx.text(n).trim();
         let lower: Cow<str> = if text.bytes().any(|b| b.is_ascii_uppercase()) { text.to_ascii_lowercase().into() } else { text.into() };
@@ -463,11 +478,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let is_float = !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f') || lower.ends_with('h'));
         if is_float {
             let digits = lower.trim_end_matches(['f', 'h', 'l']);
-            let x: f64 = digits.parse().unwrap_or(0.0);
-            let t = if lower.ends_with('f') {
-                Type::F32
-            } else if lower.ends_with('h') {
+            let Ok(x) = digits.parse::<f64>() else {
+                self.diag("unsupported", n, format!("the number `{text}` is not one lockstep reads; its value is unknown"));
+                return self.undef(Type::F32, span);
+            };
+            let t = if lower.ends_with('h') || lower.ends_with("hf") {
                 Type::F16
+            } else if lower.ends_with("lf") {
+                Type::F64
+            } else if lower.ends_with('f') {
+                Type::F32
             } else if lower.ends_with('l') || self.cx.d.float_literal_is_double {
                 Type::F64
             } else {
@@ -1788,7 +1808,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     return RV { vals, ty: value.ty };
                 }
             }
-            return self.unmodelled_intrinsic(name, "its value is not a 32-bit integer", call, span);
+            return self.unmodelled_intrinsic(name, "its value is not an integer", call, span);
         }
         if let (Some((convert, reinterpret)), [arg]) = (d.typed_conversions, args) {
             let conversion = name.strip_prefix(convert).map(|t| (t, false)).or_else(|| name.strip_prefix(reinterpret).map(|t| (t, true)));
@@ -2245,28 +2265,32 @@ impl<'c, 't> FnLowerer<'c, 't> {
         RV { vals: converted, ty }
     }
 
-    /// Bits `offset..offset + bits` of a 32-bit integer, sign-extended when it
-    /// is signed; 0 when `bits` is 0 (GLSL's `bitfieldExtract`). Shifts stay
-    /// below 32: the shift by `32 - bits` is taken only when `bits` is not 0.
+    /// Bits `offset..offset + bits` of an integer, sign-extended when it is
+    /// signed; 0 when `bits` is 0 (GLSL's `bitfieldExtract`). Narrow values
+    /// are extended to 32 bits first (the field lies in their low bits, so
+    /// it is the same field), and the result converted back. Shifts stay
+    /// below the width: the shift by `width - bits` is taken only when
+    /// `bits` is not 0.
     fn bitfield_extract(&mut self, v: Value, offset: Value, bits: Value, span: Span) -> Option<Value> {
-        let t = self.f.inst(v).ty;
-        if int_width(t) != Some(32) {
-            return None;
-        }
+        let ty = self.f.inst(v).ty;
+        let width = int_width(ty)?.max(32);
+        let t = int_type(width, ty.is_signed())?;
+        let wide = self.convert(v, t, span);
         let (offset, bits) = (self.convert(offset, t, span), self.convert(bits, t, span));
-        let k32 = self.int(t, 32, span);
+        let k = self.int(t, i64::from(width), span);
         let zero = self.int(t, 0, span);
         let is_empty = self.emit(Op::Cmp(CmpOp::Eq, bits, zero), Type::Bool, span);
         let one = self.int(t, 1, span);
-        // 32 - bits, kept in 0..32 by using 1 where bits is 0 (that result is discarded).
+        // width - bits, kept below the width by using 1 where bits is 0 (that result is discarded).
         let safe_bits = self.emit(Op::Select(is_empty, one, bits), t, span);
-        let drop_high = self.emit(Op::Binary(BinOp::Sub, k32, safe_bits), t, span);
+        let drop_high = self.emit(Op::Binary(BinOp::Sub, k, safe_bits), t, span);
         // Move the field to the top, then down to bit 0: the type's shift
         // sign-extends a signed value and fills an unsigned one with zeros.
         let top = self.emit(Op::Binary(BinOp::Sub, drop_high, offset), t, span);
-        let up = self.emit(Op::Binary(BinOp::Shl, v, top), t, span);
+        let up = self.emit(Op::Binary(BinOp::Shl, wide, top), t, span);
         let field = self.emit(Op::Binary(BinOp::Shr, up, drop_high), t, span);
-        Some(self.emit(Op::Select(is_empty, zero, field), t, span))
+        let extracted = self.emit(Op::Select(is_empty, zero, field), t, span);
+        Some(self.convert(extracted, ty, span))
     }
 
     /// The value with `rv`'s bits and type `ty` (OpenCL `as_uint(f)`,
