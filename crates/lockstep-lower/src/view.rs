@@ -49,7 +49,8 @@ type ViewUse = (SrcType, bool, Span);
 /// The byte layout of a type in memory (C's natural alignment): each
 /// scalar's byte offset and size, the whole size and its alignment. None
 /// where the languages differ or lockstep does not know it (3-component
-/// vectors, matrices, unions, booleans, pointers).
+/// vectors, matrices, unions whose members lie differently, booleans,
+/// pointers).
 pub(crate) struct ByteLayout {
     pub scalars: Vec<(u32, u32)>,
     pub size: u32,
@@ -82,8 +83,21 @@ pub(crate) fn byte_layout(ty: &SrcType, structs: &[StructDef]) -> Option<ByteLay
             let scalars = (0..n).flat_map(|i| one.scalars.iter().map(move |&(o, s)| (i * one.size + o, s))).collect();
             Some(ByteLayout { scalars, size: n * one.size, align: one.align })
         }
+        SrcType::Struct(i) if structs.get(*i)?.union => {
+            // The IR numbers every member's cells from the union's first, so
+            // the union has a layout when each member's scalars lie where
+            // the widest member's first ones do (`half2 dm` over `{ half d; half m; }`).
+            let members = structs[*i].fields.iter().map(|(_, f)| byte_layout(f, structs)).collect::<Option<Vec<_>>>()?;
+            let widest = members.iter().max_by_key(|l| l.scalars.len())?;
+            if !members.iter().all(|l| widest.scalars.starts_with(&l.scalars)) {
+                return None;
+            }
+            let align = members.iter().map(|l| l.align).max()?;
+            let size = members.iter().map(|l| l.size).max()?.next_multiple_of(align);
+            Some(ByteLayout { scalars: widest.scalars.clone(), size, align })
+        }
         SrcType::Struct(i) => {
-            let def = structs.get(*i).filter(|d| !d.union)?;
+            let def = structs.get(*i)?;
             let (mut at, mut align, mut scalars) = (0u32, 1u32, Vec::new());
             for (_, field) in &def.fields {
                 let l = byte_layout(field, structs)?;
