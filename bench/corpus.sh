@@ -109,12 +109,26 @@ data_a_flag() { # FILE: the DATA_A_ flag its name asks for
     for q in $quant_types; do
         case "$b" in *_"$q" | *_"$q"_*) t=${q^^} ;; esac
     done
+    # Built only for quantized types: their first variant's.
+    case "$b" in
+        mul_mmq* | mul_mat_vecq | copy_to_quant) t=Q4_0 ;;
+        lightning_indexer) t=IQ4_NL ;;
+    esac
     echo "DATA_A_$t=1"
 }
 glsl_defines=(-D LOAD_VEC_A=1 -D LOAD_VEC_B=1 -D A_TYPE=float -D B_TYPE=float -D B_TYPE_SCALAR=float
     -D B_TYPEV2=vec2 -D B_TYPEV4=vec4 -D D_TYPE=float -D D_TYPEV4=vec4 -D FLOAT_TYPE=float -D FLOAT_TYPEV2=vec2 -D FLOAT_TYPEV4=vec4
     -D ACC_TYPE=float -D ACC_TYPEV2=vec2 -D ACC_TYPEV4=vec4 -D O_TYPE=float -D ROPE_D_TYPE=float -D MAT_TYPE=float
     -D TO_FLOAT_TYPE=float -D SHMEM_TYPE=float -D "UNROLL=[[unroll]]")
+# Shaders the generator (vulkan-shaders-gen.cpp) builds with flags beyond
+# the types' get those of their first variant.
+glsl_variant_flags() { # FILE: the -D flags its generator passes beyond the type's
+    case "$(basename "$1")" in
+        copy_to_quant.comp) echo "-D S_TYPE=float" ;;
+        get_rows.comp) echo "-D TEMP_TYPE=FLOAT_TYPE" ;;
+        conv2d_mm.comp) echo "-D USE_COLLECTIVES=1" ;;
+    esac
+}
 
 # ggml's OpenCL kernels are compiled by its host code (ggml-opencl.cpp) for
 # the device it finds, whose compiler predefines its extension macros; the
@@ -167,7 +181,8 @@ for s in "${sources[@]}"; do
         i=$((i + 1)); idx=$(printf '%05d' "$i")
         printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
         case "$f" in
-            *.comp | *.glsl) run_one "$idx" "$f" "${flags[@]}" "${glsl_defines[@]}" -D "$(data_a_flag "$f")" & ;;
+            # shellcheck disable=SC2046 # the variant's flags are words
+            *.comp | *.glsl) run_one "$idx" "$f" "${flags[@]}" "${glsl_defines[@]}" -D "$(data_a_flag "$f")" $(glsl_variant_flags "$f") & ;;
             # shellcheck disable=SC2046 # the variant's flags are words
             *.cl) run_one "$idx" "$f" "${flags[@]}" "${opencl_defines[@]}" $(opencl_variant_flags "$f") & ;;
             # shellcheck disable=SC2046 # the variant's flags are words
