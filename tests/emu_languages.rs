@@ -1082,3 +1082,63 @@ fn metal_inclusive_prefix_sums_add_the_lane_s_own_value() {
         .collect();
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
+
+/// Dot products of packed bytes: CUDA's `__dp4a` (signed or unsigned by its
+/// overload, wrapping), GLSL's `dotPacked4x8EXT` and its saturating form,
+/// HLSL's `dot4add_i8packed`/`dot4add_u8packed` (signedness by name). GLSL's
+/// sized vector names (`i32vec2`) are its vectors.
+const PACKED_DOT_CUDA: &str = r#"
+__global__ void dots(int* o)
+{
+    int a = 0x7F80FF02;                   // bytes 2, -1, -128, 127
+    int b = 0x02030405;                   // bytes 5, 4, 3, 2
+    o[0] = __dp4a(a, b, 1000);
+    o[1] = (int)__dp4a((unsigned)a, (unsigned)b, 1000u);
+}
+"#;
+
+const PACKED_DOT_GLSL: &str = r#"#version 450
+#extension GL_EXT_integer_dot_product : require
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer O { int o[]; };
+void main() {
+    i32vec2 v = i32vec2(0x7F80FF02, 0x02030405);
+    int a = v.x;
+    int b = v.y;
+    o[0] = dotPacked4x8EXT(a, b) + 1000;
+    o[1] = int(dotPacked4x8EXT(uint(a), uint(b)) + 1000u);
+    o[2] = dotPacked4x8AccSatEXT(0x7F7F7F7F, 0x7F7F7F7F, 2147483600);
+}
+"#;
+
+const PACKED_DOT_HLSL: &str = r#"RWStructuredBuffer<int> o : register(u0);
+[numthreads(1, 1, 1)]
+void main()
+{
+    uint a = 0x7F80FF02;
+    uint b = 0x02030405;
+    o[0] = dot4add_i8packed(a, b, 1000);
+    o[1] = (int)dot4add_u8packed(a, b, 1000u);
+}
+"#;
+
+#[test]
+fn packed_byte_dot_products_compute_exactly() {
+    let a: [i8; 4] = [2, -1, -128, 127];
+    let b: [i8; 4] = [5, 4, 3, 2];
+    let signed: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum::<i32>() + 1000;
+    let unsigned: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x as u8) * i32::from(y as u8)).sum::<i32>() + 1000;
+    for (name, lang, src, entry, saturated) in [
+        ("d.cu", Lang::Cuda, PACKED_DOT_CUDA, "dots", None),
+        ("d.comp", Lang::Glsl, PACKED_DOT_GLSL, "main", Some(i32::MAX)),
+        ("d.hlsl", Lang::Hlsl, PACKED_DOT_HLSL, "main", None),
+    ] {
+        let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+        let len = 2 + usize::from(saturated.is_some());
+        let (db, o) = compile_and_run(name, lang, src, entry, &format!("[buffers.o]\nlen = {len}\ntype = \"i32\"\n"), config);
+        assert_eq!(findings(&db, &o), Vec::<String>::new(), "{name}");
+        let mut want = vec![signed, unsigned];
+        want.extend(saturated);
+        assert_eq!(o.buffer("o").unwrap().i32s(), want, "{name}");
+    }
+}

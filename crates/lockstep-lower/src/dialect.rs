@@ -192,6 +192,10 @@ pub struct Dialect {
     /// `bitfieldExtract(value, offset, bits)`: those bits of each component,
     /// sign-extended for a signed value; by name.
     pub bitfield_extract: Option<&'static str>,
+    /// Dot products of the four bytes packed in two 32-bit integers, signed
+    /// or unsigned as the first operand is (GLSL `dotPacked4x8EXT(a, b)`,
+    /// CUDA `__dp4a(a, b, c)`), with how they add an accumulator; by name.
+    pub packed_dot_products: &'static [(&'static str, PackedDot)],
     /// Prefixes of functions named for their result type: a value conversion
     /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
     pub typed_conversions: Option<(&'static str, &'static str)>,
@@ -348,6 +352,30 @@ pub enum VectorIntrinsic {
     UnpackHalves,
     /// Two f32s rounded to halves, the first in the low 16 bits (GLSL `packHalf2x16`).
     PackHalves,
+}
+
+/// A dot product of the four bytes packed in each of two 32-bit integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedDot {
+    /// Whether the bytes are signed; None: as the first operand's type is
+    /// (`__dp4a(int, int, int)` or its `unsigned` overload).
+    pub signed: Option<bool>,
+    /// How the third operand, if any, is added.
+    pub accumulate: Accumulate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accumulate {
+    /// `dotPacked4x8EXT(a, b)`: no accumulator.
+    No,
+    /// `__dp4a(a, b, c)`: plus `c`, wrapping.
+    Wrapping,
+    /// `dotPacked4x8AccSatEXT(a, b, c)`: plus `c`, clamped to the result type.
+    Saturating,
+}
+
+const fn packed_dot(signed: Option<bool>, accumulate: Accumulate) -> PackedDot {
+    PackedDot { signed, accumulate }
 }
 
 /// One intrinsic function: its name, the IR it becomes and its types.
@@ -691,6 +719,7 @@ pub static HLSL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
     bitfield_extract: None,
+    packed_dot_products: &[("dot4add_i8packed", packed_dot(Some(true), Accumulate::Wrapping)), ("dot4add_u8packed", packed_dot(Some(false), Accumulate::Wrapping))],
     typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
@@ -853,6 +882,7 @@ pub static CUDA: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    packed_dot_products: &[("__dp4a", packed_dot(None, Accumulate::Wrapping))],
     typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
@@ -1152,6 +1182,12 @@ pub static OPENCL: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    packed_dot_products: &[
+        ("dot_4x8packed_ss_int", packed_dot(Some(true), Accumulate::No)),
+        ("dot_4x8packed_uu_uint", packed_dot(Some(false), Accumulate::No)),
+        ("dot_acc_sat_4x8packed_ss_int", packed_dot(Some(true), Accumulate::Saturating)),
+        ("dot_acc_sat_4x8packed_uu_uint", packed_dot(Some(false), Accumulate::Saturating)),
+    ],
     typed_conversions: Some(("convert_", "as_")),
     vector_memory: &[
         ("vload2", VectorMemory::Load(2)),
@@ -1422,6 +1458,24 @@ pub static GLSL: Dialect = Dialect {
         ("f16vec2", "half2"),
         ("f16vec3", "half3"),
         ("f16vec4", "half4"),
+        ("i32vec2", "int2"),
+        ("i32vec3", "int3"),
+        ("i32vec4", "int4"),
+        ("u32vec2", "uint2"),
+        ("u32vec3", "uint3"),
+        ("u32vec4", "uint4"),
+        ("f32vec2", "float2"),
+        ("f32vec3", "float3"),
+        ("f32vec4", "float4"),
+        ("f64vec2", "double2"),
+        ("f64vec3", "double3"),
+        ("f64vec4", "double4"),
+        ("i64vec2", "longlong2"),
+        ("i64vec3", "longlong3"),
+        ("i64vec4", "longlong4"),
+        ("u64vec2", "ulonglong2"),
+        ("u64vec3", "ulonglong3"),
+        ("u64vec4", "ulonglong4"),
         ("bvec2", "bool2"),
         ("bvec3", "bool3"),
         ("bvec4", "bool4"),
@@ -1468,6 +1522,7 @@ pub static GLSL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose), ("matrixCompMult", MatrixFunction::ComponentProduct), ("outerProduct", MatrixFunction::Outer)],
     extended_multiplies: &["umulExtended", "imulExtended"],
     bitfield_extract: Some("bitfieldExtract"),
+    packed_dot_products: &[("dotPacked4x8EXT", packed_dot(None, Accumulate::No)), ("dotPacked4x8AccSatEXT", packed_dot(None, Accumulate::Saturating))],
     typed_conversions: None,
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
@@ -1709,6 +1764,7 @@ pub static METAL: Dialect = Dialect {
     matrix_functions: &[("transpose", MatrixFunction::Transpose)],
     extended_multiplies: &[],
     bitfield_extract: None,
+    packed_dot_products: &[],
     typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
@@ -1790,6 +1846,7 @@ pub static CPP_AMP: Dialect = Dialect {
     matrix_functions: &[],
     extended_multiplies: &[],
     bitfield_extract: None,
+    packed_dot_products: &[],
     typed_conversions: None,
     vector_memory: &[],
     group_size_layout: None,
