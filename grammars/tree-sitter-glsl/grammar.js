@@ -158,7 +158,24 @@ module.exports = grammar(C, {
 
         // An array type (`uint[4] x;`, `float[2](a, b)`): GLSL may size an
         // array at its type as well as at its name.
-        type_specifier: ($, original) => choice(original, $.array_type),
+        type_specifier: ($, original) => choice(original, $.array_type, $.parameterized_type),
+
+        // The types GLSL extensions give parameters (GL_KHR_cooperative_matrix's
+        // `coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>`,
+        // GL_NV_cooperative_matrix2's `tensorLayoutNV<2>`), by name: GLSL has
+        // no templates, so `<` after any other name stays a comparison.
+        parameterized_type: $ => seq(
+            field('name', alias(choice('coopmat', 'tensorLayoutNV', 'tensorViewNV'), $.type_identifier)),
+            field('arguments', $.type_parameter_list),
+        ),
+
+        type_parameter_list: $ => seq(
+            '<',
+            optional(seq($._type_parameter, repeat(seq(',', $._type_parameter)))),
+            '>',
+        ),
+
+        _type_parameter: $ => choice($.primitive_type, $.identifier, $.number_literal, $.true, $.false, $.parenthesized_expression),
 
         array_type: $ => seq(
             field('element', choice($.primitive_type, $._type_identifier, $.array_type)),
@@ -186,7 +203,7 @@ module.exports = grammar(C, {
         // after `(` C would lex the type as the start of a cast.
         call_expression: ($, original) => choice(
             original,
-            prec(15, seq(field('function', choice($.primitive_type, $.array_type)), field('arguments', $.argument_list))),
+            prec(15, seq(field('function', choice($.primitive_type, $.array_type, $.parameterized_type)), field('arguments', $.argument_list))),
         ),
 
         layout_specification: ($) => seq("layout", $.layout_qualifiers),

@@ -132,6 +132,9 @@ pub struct Dialect {
     /// in a language whose programs define every function they call that is
     /// not built in (GLSL, HLSL, OpenCL C): any unknown callee is a built-in.
     pub intrinsic_prefixes: &'static [&'static str],
+    /// Cooperative matrices, which a whole wave or group loads, multiplies
+    /// and stores together (GLSL `coopmat<…>`, Metal `simdgroup_float8x8`).
+    pub cooperative_matrices: CooperativeMatrices,
     pub sync_objects: &'static [SyncObject],
     /// Whether an unsuffixed float literal is double (C/CUDA) or float (HLSL).
     pub float_literal_is_double: bool,
@@ -353,6 +356,21 @@ pub enum VectorIntrinsic {
     /// Two f32s rounded to halves, the first in the low 16 bits (GLSL `packHalf2x16`).
     PackHalves,
 }
+
+/// The names of a language's cooperative matrices. lockstep does not model
+/// them: a matrix is one unknown value, and each function on matrices may
+/// read and write any shared or device memory.
+#[derive(Clone, Copy, Debug)]
+pub struct CooperativeMatrices {
+    /// The matrix types (and the types of their layouts).
+    pub types: &'static [&'static str],
+    /// The functions on them, by name.
+    pub functions: &'static [&'static str],
+    /// The functions on them, by the start of their names (`coopMat`).
+    pub function_prefixes: &'static [&'static str],
+}
+
+const NO_COOPERATIVE_MATRICES: CooperativeMatrices = CooperativeMatrices { types: &[], functions: &[], function_prefixes: &[] };
 
 /// A dot product of the four bytes packed in each of two 32-bit integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -695,6 +713,7 @@ pub static HLSL: Dialect = Dialect {
     intrinsics: HLSL_INTRINSICS,
     vector_intrinsics: &[],
     intrinsic_prefixes: &[""],
+    cooperative_matrices: NO_COOPERATIVE_MATRICES,
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: true,
@@ -804,6 +823,7 @@ pub static CUDA: Dialect = Dialect {
     intrinsics: CUDA_INTRINSICS,
     vector_intrinsics: CUDA_VECTOR_INTRINSICS,
     intrinsic_prefixes: &["__"],
+    cooperative_matrices: NO_COOPERATIVE_MATRICES,
     sync_objects: &[
         SyncObject { constructor: "this_thread_block", type_name: "thread_block", exec: Scope::Group },
         SyncObject { constructor: "this_grid", type_name: "grid_group", exec: Scope::Device },
@@ -1090,6 +1110,7 @@ pub static OPENCL: Dialect = Dialect {
     intrinsics: OPENCL_INTRINSICS,
     vector_intrinsics: &[],
     intrinsic_prefixes: &[],
+    cooperative_matrices: NO_COOPERATIVE_MATRICES,
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
@@ -1408,6 +1429,22 @@ pub static GLSL: Dialect = Dialect {
         ("packHalf2x16", VectorIntrinsic::PackHalves),
     ],
     intrinsic_prefixes: &[""],
+    cooperative_matrices: CooperativeMatrices {
+        types: &["coopmat", "tensorLayoutNV", "tensorViewNV"],
+        functions: &[
+            "createTensorLayoutNV",
+            "setTensorLayoutDimensionNV",
+            "setTensorLayoutStrideNV",
+            "setTensorLayoutBlockSizeNV",
+            "setTensorLayoutClampValueNV",
+            "sliceTensorLayoutNV",
+            "createTensorViewNV",
+            "setTensorViewDimensionsNV",
+            "setTensorViewStrideNV",
+            "setTensorViewClipNV",
+        ],
+        function_prefixes: &["coopMat"],
+    },
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: false,
@@ -1492,6 +1529,16 @@ pub static GLSL: Dialect = Dialect {
         ("mat4x2", "float4x2"),
         ("mat4x3", "float4x3"),
         ("mat4x4", "float4x4"),
+        ("gl_MatrixUseA", "0"),
+        ("gl_MatrixUseB", "1"),
+        ("gl_MatrixUseAccumulator", "2"),
+        ("gl_CooperativeMatrixLayoutRowMajor", "0"),
+        ("gl_CooperativeMatrixLayoutColumnMajor", "1"),
+        ("gl_CooperativeMatrixClampModeUndefinedNV", "0"),
+        ("gl_CooperativeMatrixClampModeConstantNV", "1"),
+        ("gl_CooperativeMatrixClampModeClampToEdgeNV", "2"),
+        ("gl_CooperativeMatrixClampModeRepeatNV", "3"),
+        ("gl_CooperativeMatrixClampModeMirrorRepeatNV", "4"),
         ("gl_ScopeDevice", "1"),
         ("gl_ScopeWorkgroup", "2"),
         ("gl_ScopeSubgroup", "3"),
@@ -1699,6 +1746,11 @@ pub static METAL: Dialect = Dialect {
     vector_intrinsics: &[],
     // Other SIMD-group and quad-group functions, and atomics lockstep does not model, are worth a note.
     intrinsic_prefixes: &["simd_", "quad_", "atomic_"],
+    cooperative_matrices: CooperativeMatrices {
+        types: &["simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"],
+        functions: &["simdgroup_load", "simdgroup_store", "simdgroup_multiply_accumulate", "simdgroup_multiply", "make_filled_simdgroup_matrix"],
+        function_prefixes: &[],
+    },
     sync_objects: &[],
     float_literal_is_double: false,
     plain_globals_are_constant: false,
@@ -1821,6 +1873,7 @@ pub static CPP_AMP: Dialect = Dialect {
     vector_intrinsics: &[],
     // Atomics lockstep does not model (`atomic_fetch_inc`, `atomic_compare_exchange`) are worth a note.
     intrinsic_prefixes: &["atomic_"],
+    cooperative_matrices: NO_COOPERATIVE_MATRICES,
     sync_objects: &[],
     float_literal_is_double: true,
     plain_globals_are_constant: false,
@@ -1928,6 +1981,12 @@ impl Dialect {
         self.intrinsics.iter().find(|i| i.name == name).copied()
     }
     /// True for a name spelled like a toolkit intrinsic (`__foo` in CUDA).
+    /// Whether `name` is a function on cooperative matrices.
+    pub fn cooperative_matrix_function(&self, name: &str) -> bool {
+        let m = &self.cooperative_matrices;
+        m.functions.contains(&name) || m.function_prefixes.iter().any(|p| name.starts_with(p))
+    }
+
     pub fn looks_like_intrinsic(&self, name: &str) -> bool {
         self.intrinsic_prefixes.iter().any(|p| name.starts_with(p))
     }

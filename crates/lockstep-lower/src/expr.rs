@@ -1775,6 +1775,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let width = explicit.or_else(|| args.get(1).copied()).and_then(|w| self.cx.const_int(w)).map(|w| w.clamp(1, 1024) as u32);
             return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope, width) };
         }
+        if d.cooperative_matrices.types.contains(&name) {
+            // A matrix's constructor (`coopmat<…>(0.0)`): the matrix is its one value.
+            let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+            let ty = SrcType::Scalar(Type::F32);
+            return match rvs.first() {
+                Some(rv) if !rv.vals.is_empty() => RV { vals: self.convert_to(rv, &ty, span), ty },
+                _ => self.undef(Type::F32, span),
+            };
+        }
+        if d.cooperative_matrix_function(name) {
+            let operands = args.iter().flat_map(|&a| self.expr(a).vals).collect();
+            let what = "an operation on cooperative matrices (loaded, multiplied and stored by a whole wave or group together; lockstep holds each matrix as one unknown value)".to_string();
+            let v = self.unmodelled(call, what, operands, span);
+            return self.scalar(v);
+        }
         if let Some(first) = args.first() {
             // Free functions taking a group first: `cg::sync(g)`, `cg::reduce(tile, v, op)`.
             if let Some(SrcType::SyncObject(scope, width)) = self.group_argument(*first) {

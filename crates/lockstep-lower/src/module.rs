@@ -488,6 +488,11 @@ impl<'t> Ctx<'t> {
         if let Some(r) = self.d.resource(&normalized) {
             return Some(resource_type(r.kind, SrcType::Scalar(Type::F32), r.writable));
         }
+        // Not modelled: a whole matrix is one value, unknown wherever a
+        // function on matrices (which is noted) gave it.
+        if self.d.cooperative_matrices.types.contains(&normalized.as_str()) {
+            return Some(SrcType::Scalar(Type::F32));
+        }
         None
     }
 
@@ -497,6 +502,8 @@ impl<'t> Ctx<'t> {
         match self.kind(n) {
             "primitive_type" | "sized_type_specifier" | "type_identifier" | "identifier" => self.type_named(text),
             "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_type(n),
+            // GLSL's `coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>`.
+            "parameterized_type" => self.type_named(self.text(n.field(self.fields.name)?)),
             // `enum ggml_op_pool op`: an enumeration's values are integers.
             "enum_specifier" => Some(SrcType::Scalar(Type::I32)),
             // GLSL's `uint[4]`: an array sized at its type.
