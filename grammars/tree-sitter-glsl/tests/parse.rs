@@ -63,3 +63,20 @@ fn arrays_sized_at_their_type_declare_and_construct() {
     // Subscripts stay expressions.
     assert_eq!(sexp.matches("(subscript_expression").count(), 3, "{sexp}");
 }
+
+#[test]
+fn cooperative_matrix_types_take_parameters_and_other_names_compare() {
+    let src = "void main() {\n\
+               coopmat<float16_t, gl_ScopeSubgroup, TM, (TK * 2), gl_MatrixUseA> m[2];\n\
+               coopmat<float, 3, 16, 16, 2> c = coopmat<float, 3, 16, 16, 2>(0.0);\n\
+               tensorLayoutNV<2, Clamp> t = createTensorLayoutNV(2, Clamp);\n\
+               tensorViewNV<3, false, 1, 0, 2> v;\n\
+               bool b = x < y && z > w; }\n";
+    let tree = parse(src);
+    let sexp = tree.root_node().to_sexp();
+    assert!(!tree.root_node().has_error(), "{sexp}");
+    assert_eq!(sexp.matches("(parameterized_type").count(), 5, "{sexp}");
+    assert_eq!(sexp.matches("(call_expression function: (parameterized_type").count(), 1, "{sexp}");
+    // `TK * 2`, and the comparisons `x < y`, `z > w` and their `&&`.
+    assert_eq!(sexp.matches("(binary_expression").count(), 4, "{sexp}");
+}
