@@ -218,3 +218,23 @@ fn broken_wgsl_templates_get_directive_diagnostics_not_a_panic() {
     let diags = check_bytes("runaway.wgsl", runaway.as_bytes());
     assert!(diags.iter().any(|(r, _)| r == "macro-expansion-limit"), "{diags:?}");
 }
+
+#[test]
+fn a_syntax_error_at_an_undefined_macro_says_it_reads_like_one() {
+    // A shader meant to be included after the file that defines FOR_UNROLL.
+    let src = "kernel void k(device float* o [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {\n\
+               \x20   float acc = 0.0f;\n\
+               \x20   FOR_UNROLL (short j = 0; j < 4; ++j) { acc += o[j]; }\n\
+               \x20   o[l] = acc;\n}\n";
+    let scratch = dir();
+    let path = scratch.path().join("common.metal");
+    std::fs::write(&path, src).unwrap();
+    let report = check_file(&path, Lang::Metal, &Options::default()).unwrap();
+    let error = report.diagnostics.iter().find(|d| d.rule == "parse-error" && report.db.location(d.span).0.line == 3).expect("a syntax error on line 3");
+    assert!(error.notes.iter().any(|n| n.contains("`FOR_UNROLL(…)` reads like a macro this file does not define")), "{:?}", error.notes);
+    // An ordinary syntax error gets no such note.
+    let path = scratch.path().join("plain.cu");
+    std::fs::write(&path, "__global__ void k(int* a) { if (threadIdx.x < 3 { a[0] = 1; } }\n").unwrap();
+    let report = check_file(&path, Lang::Cuda, &Options::default()).unwrap();
+    assert!(report.diagnostics.iter().filter(|d| d.rule == "parse-error").all(|d| d.notes.iter().all(|n| !n.contains("reads like a macro"))));
+}

@@ -1027,7 +1027,13 @@ fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
                 };
                 let mut sp = ctx.span(n);
                 sp.hi = sp.hi.min(sp.lo + 200);
-                ctx.diags.push(Diagnostic::new("parse-error", Severity::Error, sp, msg).with_primary_label(label));
+                let mut d = Diagnostic::new("parse-error", Severity::Error, sp, msg).with_primary_label(label);
+                if let Some(name) = unexpanded_macro_call(ctx.text(n)) {
+                    d.notes.push(format!(
+                        "`{name}(…)` reads like a macro this file does not define (one of the build, or of a file that includes this one?); define it with `-D` to check the code as it is compiled"
+                    ));
+                }
+                ctx.diags.push(d);
             }
         }
         if descend && cursor.goto_first_child() {
@@ -1048,6 +1054,17 @@ fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
         }
     }
     true
+}
+
+/// The name a syntax error starts with when it is called like a macro and
+/// spelled like one (`FOR_UNROLL (short i = 0; i < n; ++i)`): after
+/// preprocessing, such a name is a macro nobody defined.
+fn unexpanded_macro_call(text: &str) -> Option<&str> {
+    let text = text.trim_start();
+    let end = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    let name = &text[..end];
+    let macro_like = name.len() > 1 && name.starts_with(|c: char| c.is_ascii_uppercase()) && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    (macro_like && text[end..].trim_start().starts_with('(')).then_some(name)
 }
 
 pub fn function_name<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<String> {
