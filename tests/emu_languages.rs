@@ -512,6 +512,27 @@ fn opencl_images_are_read_and_written_by_texel() {
     assert_eq!(o.buffer("dst").unwrap().f32s(), vec![8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
 }
 
+/// `read_imageui`/`read_imageh` give the texel in four channels of their
+/// types, so that a reinterpretation of one channel has the right size.
+const IMAGE_CHANNELS_OPENCL: &str = r#"__kernel void channels(__read_only image1d_buffer_t src, __global uint* out)
+{
+    int i = get_global_id(0);
+    uint4 u = read_imageui(src, i);
+    half4 h = read_imageh(src, i);
+    out[i] = u.y + as_ushort(h.x);
+}
+"#;
+
+#[test]
+fn opencl_image_reads_have_their_functions_channel_types() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([2, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.src]\ndata = [1.0, 2.0]\n[buffers.out]\nlen = 2\n";
+    let (db, o) = compile_and_run("channels.cl", Lang::OpenCl, IMAGE_CHANNELS_OPENCL, "channels", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    // 1.0 and 2.0 as halves are 0x3C00 and 0x4000.
+    assert_eq!(o.buffer("out").unwrap().u32s(), vec![1 + 0x3C00, 2 + 0x4000]);
+}
+
 const OUT_PARAMETERS_OPENCL: &str = r#"void split(uint v, uint* hi, uint* lo, uint2* both)
 {
     *hi = v >> 4;

@@ -240,8 +240,9 @@ pub struct Dialect {
 pub enum ImageAccess {
     /// `imageLoad(image, coordinate)`.
     Load,
-    /// `read_imagef(image, [sampler,] coordinate)`: the coordinate is the last argument.
-    SampledLoad,
+    /// `read_imagef(image, [sampler,] coordinate)`: the coordinate is the last
+    /// argument; the texel is read as four channels of this type.
+    SampledLoad(Type),
     /// `imageStore(image, coordinate, value)`.
     Store,
     /// `imageAtomicAdd(image, coordinate, value)`; returns the old texel.
@@ -1222,10 +1223,10 @@ pub static OPENCL: Dialect = Dialect {
     pipeline_constant_layout: None,
     ignored_directives: &[],
     image_functions: &[
-        ("read_imagef", ImageAccess::SampledLoad),
-        ("read_imagei", ImageAccess::SampledLoad),
-        ("read_imageui", ImageAccess::SampledLoad),
-        ("read_imageh", ImageAccess::SampledLoad),
+        ("read_imagef", ImageAccess::SampledLoad(Type::F32)),
+        ("read_imagei", ImageAccess::SampledLoad(Type::I32)),
+        ("read_imageui", ImageAccess::SampledLoad(Type::U32)),
+        ("read_imageh", ImageAccess::SampledLoad(Type::F16)),
         ("write_imagef", ImageAccess::Store),
         ("write_imagei", ImageAccess::Store),
         ("write_imageui", ImageAccess::Store),

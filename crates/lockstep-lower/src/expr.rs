@@ -2661,14 +2661,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// resource subscript gives it. None when the image is not a known resource.
     fn image_call(&mut self, access: ImageAccess, args: &[Node<'t>], span: Span) -> Option<RV> {
         let (&image, &coordinate) = match access {
-            ImageAccess::SampledLoad => (args.first()?, args.get(1..)?.last()?),
+            ImageAccess::SampledLoad(_) => (args.first()?, args.get(1..)?.last()?),
             _ => (args.first()?, args.get(1)?),
         };
         let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(image)) else { return None };
         let coordinate = self.expr(coordinate);
         let texel = self.resource_element(global, kind, &elem, writable, &coordinate, span);
         Some(match access {
-            ImageAccess::Load | ImageAccess::SampledLoad => self.read_place(&texel, span),
+            ImageAccess::Load => self.read_place(&texel, span),
+            // One value per texel, in each channel of the function's type
+            // (`read_imageh` gives a `half4`).
+            ImageAccess::SampledLoad(t) => {
+                let texel = self.read_place(&texel, span);
+                let ty = SrcType::Vector(t, 4);
+                RV { vals: self.convert_to(&texel, &ty, span), ty }
+            }
             ImageAccess::Store => {
                 let value = self.expr(*args.get(2)?);
                 self.assign(&texel, &value, span, None);
