@@ -255,6 +255,8 @@ impl FnLowerer<'_, '_> {
             }
             match pointer_sources(&self.f.inst(v).op) {
                 Some(sources) => work.extend(sources),
+                // A null pointer (`p = NULL` on another path) points into no memory.
+                None if matches!(self.f.inst(v).op, Op::Const(lockstep_ir::Const::Int(0))) => {}
                 None => return (None, opened),
             }
         }
