@@ -520,6 +520,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return match b {
                 // An array used as a value decays to a pointer to its first element.
                 Binding::Place(p @ Place::Mem { space, .. }) if space != MemSpace::Private => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
+                // A constant keeps the value it was declared with.
+                Binding::Place(Place::Vars { vars, ty }) if vars.len() == 1 && self.constant_values.contains_key(&vars[0]) => RV { vals: vec![self.constant_values[&vars[0]]], ty },
                 Binding::Place(p) => self.read_place(&p, span),
                 Binding::Sync(s, w) => RV { vals: Vec::new(), ty: SrcType::SyncObject(s, w) },
                 // Handed on as a value, the lambda runs where lockstep does not follow it.

@@ -73,7 +73,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let holds_function = match self.cx.kind(n) {
             "identifier" => match self.lookup(self.cx.text(n)) {
                 Some(Binding::Place(Place::Vars { vars, ty: SrcType::Function })) => {
-                    if let Some(&v) = self.constant_functions.get(&vars[0]) {
+                    if let Some(&v) = self.constant_values.get(&vars[0]) {
                         return Some(RV { vals: vec![v], ty: SrcType::Function });
                     }
                     true

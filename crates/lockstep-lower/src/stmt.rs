@@ -130,8 +130,10 @@ pub struct FnLowerer<'c, 't> {
     /// as a value, outermost first, so that subscripts scale by the real
     /// extents rather than by a length lockstep does not know.
     pub runtime_dims: FxHashMap<Root, Vec<Value>>,
-    /// `const`/`constexpr` pointers to functions: the value each was declared with.
-    pub constant_functions: FxHashMap<Var, Value>,
+    /// `const`/`constexpr` integers and pointers to functions: the value each
+    /// was declared with (read in a loop, the variable would be a phi still
+    /// open, and `if constexpr` on it would not be decided).
+    pub constant_values: FxHashMap<Var, Value>,
     /// Per scope, the type aliases it declares (`using tile_ab = tile<16, 8>;`)
     /// with the meaning each name had before, restored when it closes.
     type_aliases: Vec<Vec<(String, Option<SrcType>)>>,
@@ -199,7 +201,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             scope_ints: vec![FxHashMap::default()],
             type_aliases: vec![Vec::new()],
             runtime_dims: FxHashMap::default(),
-            constant_functions: FxHashMap::default(),
+            constant_values: FxHashMap::default(),
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
@@ -1025,6 +1027,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         let x = self.int(*t, v, span);
                         let vars = self.new_vars(&ty, &name);
                         self.ssa.write(vars[0], self.cur, x);
+                        if is_const {
+                            self.constant_values.insert(vars[0], x);
+                        }
                         self.bind_int_constant(name, v, Binding::Place(Place::Vars { vars, ty }));
                         continue;
                     }
@@ -1039,10 +1044,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             };
             if let Some(rv) = rv {
                 self.assign(&place, &rv, span, Some(&name));
-                // A constant pointer to a function keeps the value it was
-                // declared with (read in a loop, it would be a phi still open).
+                // A constant pointer to a function keeps the value it was declared with.
                 if let (true, Place::Vars { vars, ty: SrcType::Function }, Some(&v)) = (is_const, &place, rv.vals.first()) {
-                    self.constant_functions.insert(vars[0], v);
+                    self.constant_values.insert(vars[0], v);
                 }
             } else if let Place::Vars { vars, .. } = &place {
                 // Declared without a value: an explicit undef keeps reads well defined.
