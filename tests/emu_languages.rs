@@ -1106,7 +1106,8 @@ fn metal_inclusive_prefix_sums_add_the_lane_s_own_value() {
 
 /// Dot products of packed bytes: CUDA's `__dp4a` (signed or unsigned by its
 /// overload, wrapping), GLSL's `dotPacked4x8EXT` and its saturating form,
-/// HLSL's `dot4add_i8packed`/`dot4add_u8packed` (signedness by name). GLSL's
+/// HLSL's `dot4add_i8packed`/`dot4add_u8packed` (signedness by name), WGSL's
+/// `dot4I8Packed`/`dot4U8Packed`. GLSL's
 /// sized vector names (`i32vec2`) are its vectors.
 const PACKED_DOT_CUDA: &str = r#"
 __global__ void dots(int* o)
@@ -1143,6 +1144,17 @@ void main()
 }
 "#;
 
+const PACKED_DOT_WGSL: &str = r#"@group(0) @binding(0) var<storage, read_write> o: array<i32>;
+
+@compute @workgroup_size(1)
+fn main() {
+    let a = 0x7F80FF02u;
+    let b = 0x02030405u;
+    o[0] = dot4I8Packed(a, b) + 1000;
+    o[1] = i32(dot4U8Packed(a, b) + 1000u);
+}
+"#;
+
 #[test]
 fn packed_byte_dot_products_compute_exactly() {
     let a: [i8; 4] = [2, -1, -128, 127];
@@ -1153,6 +1165,7 @@ fn packed_byte_dot_products_compute_exactly() {
         ("d.cu", Lang::Cuda, PACKED_DOT_CUDA, "dots", None),
         ("d.comp", Lang::Glsl, PACKED_DOT_GLSL, "main", Some(i32::MAX)),
         ("d.hlsl", Lang::Hlsl, PACKED_DOT_HLSL, "main", None),
+        ("d.wgsl", Lang::Wgsl, PACKED_DOT_WGSL, "main", None),
     ] {
         let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
         let len = 2 + usize::from(saturated.is_some());

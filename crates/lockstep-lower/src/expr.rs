@@ -2320,45 +2320,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// The dot product of the four bytes packed in each of `operands[0]` and
     /// `operands[1]`, plus `operands[2]` where the product accumulates.
-    /// Computed in 64 bits, so that a saturating sum can be clamped.
     fn packed_dot(&mut self, dot: crate::dialect::PackedDot, operands: &[Value], span: Span) -> Option<Value> {
-        use crate::dialect::Accumulate;
-        let first = self.f.inst(*operands.first()?).ty;
-        if operands[..2].iter().any(|&v| int_width(self.f.inst(v).ty) != Some(32)) {
+        let (&a, &b) = (operands.first()?, operands.get(1)?);
+        if [a, b].iter().any(|&v| int_width(self.f.inst(v).ty) != Some(32)) {
             return None;
         }
-        let signed = dot.signed.unwrap_or(first.is_signed());
-        let (byte, wide, result) = if signed { (Type::I8, Type::I64, Type::I32) } else { (Type::U8, Type::U64, Type::U32) };
-        let mut sum = self.int(wide, 0, span);
-        for k in 0..4 {
-            let parts = [operands[0], operands[1]].map(|x| {
-                let x = self.convert(x, Type::U32, span);
-                let shift = self.int(Type::U32, 8 * k, span);
-                let shifted = if k == 0 { x } else { self.emit(Op::Binary(BinOp::Shr, x, shift), Type::U32, span) };
-                // The conversion keeps the low byte; widening it extends its sign when signed.
-                let b = self.convert(shifted, byte, span);
-                self.convert(b, wide, span)
-            });
-            let product = self.emit(Op::Binary(BinOp::Mul, parts[0], parts[1]), wide, span);
-            sum = self.emit(Op::Binary(BinOp::Add, sum, product), wide, span);
-        }
-        let total = match (dot.accumulate, operands.get(2)) {
-            (Accumulate::No, _) => sum,
-            (_, None) => return None,
-            (Accumulate::Wrapping, Some(&c)) => {
-                let c = self.convert(c, result, span);
-                let sum = self.convert(sum, result, span);
-                return Some(self.emit(Op::Binary(BinOp::Add, sum, c), result, span));
-            }
-            (Accumulate::Saturating, Some(&c)) => {
-                let c = self.convert(c, wide, span);
-                let total = self.emit(Op::Binary(BinOp::Add, sum, c), wide, span);
-                let (lo, hi) = if signed { (i64::from(i32::MIN), i64::from(i32::MAX)) } else { (0, i64::from(u32::MAX)) };
-                let (lo, hi) = (self.int(wide, lo, span), self.int(wide, hi, span));
-                self.emit(Op::Math(MathFn::Clamp, vec![total, lo, hi]), wide, span)
-            }
+        let signed = dot.signed.unwrap_or(self.f.inst(a).ty.is_signed());
+        let acc = match dot.accumulate {
+            crate::dialect::Accumulate::No => None,
+            how => Some((*operands.get(2)?, how)),
         };
-        Some(self.convert(total, result, span))
+        Some(crate::packed_dot::packed_dot(self, a, b, signed, acc, span))
     }
 
     /// The value with `rv`'s bits and type `ty` (OpenCL `as_uint(f)`,

@@ -15,6 +15,7 @@ mod expr;
 mod function_value;
 mod lambda;
 mod module;
+mod packed_dot;
 mod srctype;
 mod ssa;
 mod stmt;

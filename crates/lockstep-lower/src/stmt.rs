@@ -162,6 +162,12 @@ pub struct FnLowerer<'c, 't> {
     pub(crate) pointer_views: crate::view::PointerViews,
 }
 
+impl crate::packed_dot::Emit for FnLowerer<'_, '_> {
+    fn emit_op(&mut self, op: Op, ty: Type, span: Span) -> Value {
+        self.emit(op, ty, span)
+    }
+}
+
 impl<'c, 't> FnLowerer<'c, 't> {
     /// Lowers a kernel definition (inlining every helper it calls).
     pub fn lower_kernel(cx: &'c mut Ctx<'t>, def: Node<'t>) -> Option<Function> {

@@ -364,6 +364,12 @@ struct KernelLowerer<'m> {
     diags: Vec<Diagnostic>,
 }
 
+impl crate::packed_dot::Emit for KernelLowerer<'_> {
+    fn emit_op(&mut self, op: Op, ty: Type, span: Span) -> Value {
+        self.emit(op, ty, span)
+    }
+}
+
 impl<'m> KernelLowerer<'m> {
     fn lower(cx: Cx<'m>, ep: &'m naga::EntryPoint, info: &'m FunctionInfo, options: &Options, span: Span) -> (Function, Vec<Diagnostic>) {
         let mut entry = EntryInfo { barriers_need_language_uniformity: true, ..EntryInfo::default() };
@@ -1375,6 +1381,12 @@ impl<'m> KernelLowerer<'m> {
                 });
             }
             return Val::Scalars(acc.into_iter().collect());
+        }
+        if let (M::Dot4I8Packed | M::Dot4U8Packed, [a, b]) = (fun, args.as_slice()) {
+            if let (Some(&a), Some(&b)) = (a.first(), b.first()) {
+                let dot = crate::packed_dot::packed_dot(self, a, b, fun == M::Dot4I8Packed, None, span);
+                return Val::Scalars(vec![dot]);
+            }
         }
         if let Some(packed) = self.pack(fun, &args, span) {
             return Val::Scalars(packed);
