@@ -1176,3 +1176,30 @@ fn packed_byte_dot_products_compute_exactly() {
         assert_eq!(o.buffer("o").unwrap().i32s(), want, "{name}");
     }
 }
+
+/// `sizeof` is the type's size in bytes (it was 4 for every type), of a
+/// variable by its declared type, and a template argument too.
+const SIZES_CUDA: &str = r#"
+#include <cuda_fp16.h>
+struct block_q { half d; unsigned char qs[16]; };
+template <int n> __device__ int bytes() { return n; }
+__global__ void sizes(int* o)
+{
+    float wire[4];
+    o[0] = sizeof(half);
+    o[1] = sizeof(double);
+    o[2] = sizeof(block_q);
+    o[3] = sizeof(float4);
+    o[4] = sizeof(wire);
+    o[5] = bytes<sizeof(half2)>();
+    o[6] = sizeof(__nv_bfloat162);
+}
+"#;
+
+#[test]
+fn sizeof_gives_each_type_its_size() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("sizes.cu", Lang::Cuda, SIZES_CUDA, "sizes", "[buffers.o]\nlen = 7\ntype = \"i32\"\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().i32s(), vec![2, 8, 18, 16, 16, 4, 4]);
+}

@@ -340,10 +340,22 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let Some(v) = n.field(self.cx.fields.value) else { return self.undef(Type::I32, span) };
                 self.cast(ty, v, span)
             }
-            "sizeof_expression" => {
-                let v = self.int(Type::U32, 4, span);
-                self.scalar(v)
-            }
+            "sizeof_expression" => match self.cx.size_of_type(n).or_else(|| self.size_of_variable(n)) {
+                Some(bytes) => {
+                    let v = self.int(Type::U32, bytes, span);
+                    self.scalar(v)
+                }
+                None => {
+                    let what = self.cx.text(n).to_string();
+                    let message = if what.starts_with("sizeof...") {
+                        format!("`{what}`, the length of a parameter pack, is not modelled; its value is unknown")
+                    } else {
+                        format!("`{what}` is not a size lockstep knows (a type parameter analysed generically, a type whose layout differs between languages, or one it does not lay out); its value is unknown")
+                    };
+                    self.diag("unsupported", n, message);
+                    self.undef(Type::U32, span)
+                }
+            },
             "call_expression" => self.call(n, span),
             "initializer_list" => {
                 let mut vals = Vec::new();
@@ -1075,6 +1087,19 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Some(Place::Mem { space, root, base, offsets: Offsets::Listed(sel), ty: if len == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, len) } })
             }
         }
+    }
+
+    /// `sizeof(x)` / `sizeof x` of a variable, by its declared type.
+    fn size_of_variable(&self, n: Node<'t>) -> Option<i64> {
+        let mut v = n.field(self.cx.fields.value).or_else(|| n.field(self.cx.fields.ty)?.field(self.cx.fields.ty))?;
+        while self.cx.kind(v) == "parenthesized_expression" {
+            v = v.named_child(0)?;
+        }
+        let ty = match self.lookup(self.cx.text(v).trim())? {
+            Binding::Place(p) => p.ty(),
+            _ => return None,
+        };
+        crate::view::size_and_align(&ty, &self.cx.structs).map(|(size, _)| i64::from(size))
     }
 
     /// `*p` / `p->`: the memory a pointer expression points at.

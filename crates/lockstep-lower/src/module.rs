@@ -308,7 +308,7 @@ impl<'t> Ctx<'t> {
                 sub(n.child_by_field_name(if c != 0 { "consequence" } else { "alternative" })?)
             }
             "template_function" if self.class_name(n) == "is_same_v" => self.same_types(n),
-            "sizeof_expression" => Some(4),
+            "sizeof_expression" => self.size_of_type(n),
             // `ggml_cuda_get_physical_warp_size()`: a function without
             // parameters whose body returns a constant.
             "call_expression" => {
@@ -464,6 +464,49 @@ impl<'t> Ctx<'t> {
 
     /// The type a name stands for: a bound template parameter, a
     /// synchronization object, a numeric type, a typedef, a struct, a resource.
+    /// `sizeof(T)` (or `sizeof x` where `x` names a type), in bytes, where
+    /// the languages agree on the layout; None for anything else (a
+    /// variable's size is the lowering's to tell).
+    pub fn size_of_type(&self, n: Node<'t>) -> Option<i64> {
+        let operand = match (n.field(self.fields.ty), n.field(self.fields.value)) {
+            (Some(t), _) => t,
+            (None, Some(v)) => {
+                let mut v = v;
+                while self.kind(v) == "parenthesized_expression" {
+                    v = v.named_child(0)?;
+                }
+                v
+            }
+            _ => return None,
+        };
+        let text = self.text(operand).trim().trim_start_matches("const ").trim();
+        // Held in f32 cells, 16 bits in memory.
+        let bf16 = ["__nv_bfloat16", "nv_bfloat16", "__bf16", "bfloat", "bfloat16_t"];
+        if let Some(n) = bf16.iter().find_map(|b| text.strip_prefix(b)) {
+            return match n {
+                "" => Some(2),
+                lanes => lanes.parse::<i64>().ok().filter(|l| matches!(l, 2 | 4)).map(|l| 2 * l),
+            };
+        }
+        let named = match self.kind(operand) {
+            // `sizeof(float)`; not `sizeof(float*)`, whose declarator makes a pointer.
+            "type_descriptor" if operand.field(self.fields.declarator).is_none() => operand.field(self.fields.ty)?,
+            "identifier" | "type_identifier" | "primitive_type" | "sized_type_specifier" => operand,
+            _ => return None,
+        };
+        if !matches!(self.kind(named), "identifier" | "type_identifier" | "primitive_type" | "sized_type_specifier" | "qualified_identifier") {
+            return None;
+        }
+        let name = self.text(named).trim();
+        let name = name.rsplit("::").next().unwrap_or(name);
+        // A type parameter analysed generically has no size.
+        if matches!(self.template_args.get(name), Some(TemplateArg::OpaqueType)) {
+            return None;
+        }
+        let ty = self.type_named(name)?;
+        crate::view::size_and_align(&ty, &self.structs).map(|(size, _)| i64::from(size))
+    }
+
     pub fn type_named(&self, text: &str) -> Option<SrcType> {
         match self.template_args.get(text) {
             Some(TemplateArg::Type(t)) => return Some(t.clone()),

@@ -112,6 +112,29 @@ pub(crate) fn byte_layout(ty: &SrcType, structs: &[StructDef]) -> Option<ByteLay
     }
 }
 
+/// A type's size and alignment in bytes (C's natural layout), where the
+/// languages agree on it: a union is as large as its largest member even
+/// where its members lie differently.
+pub(crate) fn size_and_align(ty: &SrcType, structs: &[StructDef]) -> Option<(u32, u32)> {
+    match ty {
+        SrcType::Array(e, n) => {
+            let (size, align) = size_and_align(e, structs)?;
+            Some((size.checked_mul(u32::try_from(*n).ok()?)?, align))
+        }
+        SrcType::Struct(i) => {
+            let def = structs.get(*i)?;
+            let (mut at, mut align) = (0u32, 1u32);
+            for (_, field) in &def.fields {
+                let (size, a) = size_and_align(field, structs)?;
+                align = align.max(a);
+                at = if def.union { at.max(size) } else { at.next_multiple_of(a).checked_add(size)? };
+            }
+            Some((at.next_multiple_of(align), align))
+        }
+        _ => byte_layout(ty, structs).map(|l| (l.size, l.align)),
+    }
+}
+
 /// How a view lies over memory of `cell`-byte cells.
 pub(crate) enum View {
     /// Every scalar starts on a cell: one element spans `stride` cells and
