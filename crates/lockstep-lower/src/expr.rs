@@ -1099,7 +1099,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Binding::Place(p) => p.ty(),
             _ => return None,
         };
-        crate::view::size_and_align(&ty, &self.cx.structs).map(|(size, _)| i64::from(size))
+        crate::view::size_and_align(ty, &self.cx.structs).map(|(size, _)| i64::from(size))
     }
 
     /// `*p` / `p->`: the memory a pointer expression points at.
