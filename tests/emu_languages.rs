@@ -1203,3 +1203,25 @@ fn sizeof_gives_each_type_its_size() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().i32s(), vec![2, 8, 18, 16, 16, 4, 4]);
 }
+
+/// `((float*)&v)[i]` and `*(float*)&v` on a vector held in registers are
+/// its components (ggml's convolutions fill a `float4` so); they were the
+/// address of a register variable, not modelled.
+const REGISTER_VIEW_OPENCL: &str = r#"__kernel void fill(__global const float* src, __global float* out)
+{
+    float4 val = (float4)(0.0f);
+    for (int v = 0; v < 4; ++v) {
+        ((float*)&val)[v] = src[v] * 2.0f;
+    }
+    out[get_global_id(0)] = val.w + *(float*)&val;
+}
+"#;
+
+#[test]
+fn a_vector_through_a_pointer_to_its_components_is_its_components() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.src]\ndata = [1.0, 2.0, 3.0, 4.0]\n[buffers.out]\nlen = 1\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("fill.cl", Lang::OpenCl, REGISTER_VIEW_OPENCL, "fill", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("out").unwrap().f32s(), vec![8.0 + 2.0]);
+}

@@ -814,6 +814,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 if let Some(variable) = self.pointee_variable(arg) {
                     return (self.cx.const_int(index_node) == Some(0)).then_some(variable);
                 }
+                if let Some(values) = self.register_view(arg) {
+                    let idx = self.expr(index_node);
+                    let idx = self.index_value(*idx.vals.first()?, span);
+                    return self.index_place(values, idx, span);
+                }
                 // Resources: buf[i], tex[uint2(x, y)].
                 if self.cx.kind(arg) == "identifier" && self.lookup(self.cx.text(arg)).is_none() {
                     if let Some(GlobalBinding::Resource { global, kind, elem, writable }) = global_binding(self.cx, self.cx.text(arg)) {
@@ -865,6 +870,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 if self.cx.text(n).trim_start().starts_with('*') {
                     if let Some(variable) = self.pointee_variable(arg) {
                         return Some(variable);
+                    }
+                    if let Some(values) = self.register_view(arg) {
+                        let zero = self.int(Type::U32, 0, span);
+                        return self.index_place(values, zero, span);
                     }
                     self.deref(arg, span)
                 } else {
@@ -920,6 +929,36 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Some(Binding::PointsTo(p)) if self.cx.kind(pointer) == "identifier" => Some(p.clone()),
             _ => None,
         }
+    }
+
+    /// `(float*)&v` for a variable `v` held in registers whose values are
+    /// all of the pointer's element type (a `float4`, a `float`): `v`'s
+    /// values as a vector, for `((float*)&v)[i]` and `*(float*)&v`.
+    fn register_view(&mut self, pointer: Node<'t>) -> Option<Place> {
+        let mut n = pointer;
+        while self.cx.kind(n) == "parenthesized_expression" {
+            n = n.named_child(0)?;
+        }
+        if self.cx.kind(n) != "cast_expression" {
+            return None;
+        }
+        let SrcType::Pointer(elem, _) = self.cx.resolve_type(n.field(self.cx.fields.ty)?)? else { return None };
+        let SrcType::Scalar(t) = *elem else { return None };
+        let mut address = n.field(self.cx.fields.value)?;
+        while self.cx.kind(address) == "parenthesized_expression" {
+            address = address.named_child(0)?;
+        }
+        if self.cx.kind(address) != "pointer_expression" || !self.cx.text(address).trim_start().starts_with('&') {
+            return None;
+        }
+        let Place::Vars { vars, ty } = self.place(address.field(self.cx.fields.argument)?)? else { return None };
+        let mut types = Vec::new();
+        ty.scalar_types(&self.cx.structs, &mut types);
+        if types.is_empty() || types.len() > 16 || types.iter().any(|&x| x != t) {
+            return None;
+        }
+        let ty = if vars.len() == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, vars.len() as u32) };
+        Some(Place::Vars { vars, ty })
     }
 
     /// Whether `n` names a captured device view (C++ AMP `array_view`).
