@@ -1225,3 +1225,25 @@ fn a_vector_through_a_pointer_to_its_components_is_its_components() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("out").unwrap().f32s(), vec![8.0 + 2.0]);
 }
+
+/// `memcpy` between two variables in registers of the copied size is a bit
+/// cast (CUDA code type-puns so); it was the address of a register variable.
+const REGISTER_MEMCPY_CUDA: &str = r#"
+__global__ void pun(unsigned* o)
+{
+    unsigned bits = 0x3F800000u + threadIdx.x;
+    float f;
+    memcpy(&f, &bits, sizeof(float));
+    unsigned back;
+    memcpy(&back, &f, 4);
+    o[0] = f == 1.0f ? back : 0u;
+}
+"#;
+
+#[test]
+fn memcpy_between_registers_is_a_bit_cast() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("pun.cu", Lang::Cuda, REGISTER_MEMCPY_CUDA, "pun", "[buffers.o]\nlen = 1\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().u32s(), vec![0x3F80_0000]);
+}

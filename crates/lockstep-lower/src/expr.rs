@@ -961,6 +961,34 @@ impl<'c, 't> FnLowerer<'c, 't> {
         Some(Place::Vars { vars, ty })
     }
 
+    /// `memcpy(&a, &b, n)` where `a` and `b` are variables in registers of
+    /// `n` bytes each: `a` takes `b`'s bits. None for any other copy.
+    fn register_copy(&mut self, dst: Node<'t>, src: Node<'t>, bytes: Node<'t>, span: Span) -> Option<RV> {
+        let register = |this: &mut Self, n: Node<'t>| {
+            let mut n = n;
+            while this.cx.kind(n) == "parenthesized_expression" {
+                n = n.named_child(0)?;
+            }
+            if this.cx.kind(n) != "pointer_expression" || !this.cx.text(n).trim_start().starts_with('&') {
+                return None;
+            }
+            match this.place(n.field(this.cx.fields.argument)?)? {
+                p @ Place::Vars { .. } => Some(p),
+                _ => None,
+            }
+        };
+        let (to, from) = (register(self, dst)?, register(self, src)?);
+        let n = self.cx.const_int(bytes)?;
+        let size = |this: &Self, p: &Place| crate::view::size_and_align(p.ty(), &this.cx.structs).map(|(s, _)| i64::from(s));
+        if size(self, &to) != Some(n) || size(self, &from) != Some(n) {
+            return None;
+        }
+        let value = self.read_place(&from, span);
+        let bits = self.reinterpret(&value, to.ty(), span)?;
+        self.assign(&to, &bits, span, None);
+        Some(RV { vals: Vec::new(), ty: SrcType::Void })
+    }
+
     /// Whether `n` names a captured device view (C++ AMP `array_view`).
     fn is_view(&self, n: Node<'t>) -> bool {
         self.cx.kind(n) == "identifier" && self.views.contains_key(self.cx.text(n))
@@ -1840,6 +1868,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let explicit = call.field(self.cx.fields.function).filter(|f| self.cx.kind(*f) == "template_function").and_then(|f| f.field(self.cx.fields.arguments)).and_then(|a| a.named_child(0));
             let width = explicit.or_else(|| args.get(1).copied()).and_then(|w| self.cx.const_int(w)).map(|w| w.clamp(1, 1024) as u32);
             return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope, width) };
+        }
+        // `memcpy(&f, &bits, sizeof(float))` between variables in registers: a bit cast.
+        if let ("memcpy", [dst, src, bytes]) = (name, args) {
+            if let Some(rv) = self.register_copy(*dst, *src, *bytes, span) {
+                return rv;
+            }
         }
         if d.cooperative_matrices.types.contains(&name) {
             // A matrix's constructor (`coopmat<…>(0.0)`): the matrix is its one value.
