@@ -935,23 +935,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// all of the pointer's element type (a `float4`, a `float`): `v`'s
     /// values as a vector, for `((float*)&v)[i]` and `*(float*)&v`.
     fn register_view(&mut self, pointer: Node<'t>) -> Option<Place> {
-        let mut n = pointer;
-        while self.cx.kind(n) == "parenthesized_expression" {
-            n = n.named_child(0)?;
-        }
+        let n = self.cx.without_parens(pointer);
         if self.cx.kind(n) != "cast_expression" {
             return None;
         }
         let SrcType::Pointer(elem, _) = self.cx.resolve_type(n.field(self.cx.fields.ty)?)? else { return None };
         let SrcType::Scalar(t) = *elem else { return None };
-        let mut address = n.field(self.cx.fields.value)?;
-        while self.cx.kind(address) == "parenthesized_expression" {
-            address = address.named_child(0)?;
-        }
-        if self.cx.kind(address) != "pointer_expression" || !self.cx.text(address).trim_start().starts_with('&') {
-            return None;
-        }
-        let Place::Vars { vars, ty } = self.place(address.field(self.cx.fields.argument)?)? else { return None };
+        let Place::Vars { vars, ty } = self.register_pointee(self.cx.without_parens(n.field(self.cx.fields.value)?))? else { return None };
         let mut types = Vec::new();
         ty.scalar_types(&self.cx.structs, &mut types);
         if types.is_empty() || types.len() > 16 || types.iter().any(|&x| x != t) {
@@ -964,20 +954,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// `memcpy(&a, &b, n)` where `a` and `b` are variables in registers of
     /// `n` bytes each: `a` takes `b`'s bits. None for any other copy.
     fn register_copy(&mut self, dst: Node<'t>, src: Node<'t>, bytes: Node<'t>, span: Span) -> Option<RV> {
-        let register = |this: &mut Self, n: Node<'t>| {
-            let mut n = n;
-            while this.cx.kind(n) == "parenthesized_expression" {
-                n = n.named_child(0)?;
-            }
-            if this.cx.kind(n) != "pointer_expression" || !this.cx.text(n).trim_start().starts_with('&') {
-                return None;
-            }
-            match this.place(n.field(this.cx.fields.argument)?)? {
-                p @ Place::Vars { .. } => Some(p),
-                _ => None,
-            }
-        };
-        let (to, from) = (register(self, dst)?, register(self, src)?);
+        let to = self.register_pointee(self.cx.without_parens(dst))?;
+        let from = self.register_pointee(self.cx.without_parens(src))?;
         let n = self.cx.const_int(bytes)?;
         let size = |this: &Self, p: &Place| crate::view::size_and_align(p.ty(), &this.cx.structs).map(|(s, _)| i64::from(s));
         if size(self, &to) != Some(n) || size(self, &from) != Some(n) {
@@ -1158,11 +1136,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// `sizeof(x)` / `sizeof x` of a variable, by its declared type.
     fn size_of_variable(&self, n: Node<'t>) -> Option<i64> {
-        let mut v = n.field(self.cx.fields.value).or_else(|| n.field(self.cx.fields.ty)?.field(self.cx.fields.ty))?;
-        while self.cx.kind(v) == "parenthesized_expression" {
-            v = v.named_child(0)?;
-        }
-        let ty = match self.lookup(self.cx.text(v).trim())? {
+        let v = n.field(self.cx.fields.value).or_else(|| n.field(self.cx.fields.ty)?.field(self.cx.fields.ty))?;
+        let ty = match self.lookup(self.cx.text(self.cx.without_parens(v)).trim())? {
             Binding::Place(p) => p.ty(),
             _ => return None,
         };
@@ -1875,13 +1850,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return rv;
             }
         }
-        if d.cooperative_matrices.types.contains(&name) {
-            // A matrix's constructor (`coopmat<…>(0.0)`): the matrix is its one value.
+        // A matrix's constructor (`coopmat<…>(0.0)`): the matrix is its one value.
+        if let (true, Some(ty)) = (d.cooperative_matrices.types.contains(&name), self.cx.type_named(name)) {
             let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
-            let ty = SrcType::Scalar(Type::F32);
             return match rvs.first() {
                 Some(rv) if !rv.vals.is_empty() => RV { vals: self.convert_to(rv, &ty, span), ty },
-                _ => self.undef(Type::F32, span),
+                _ => self.undef(ty.scalar(&self.cx.structs), span),
             };
         }
         if d.cooperative_matrix_function(name) {

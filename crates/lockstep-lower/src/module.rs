@@ -464,19 +464,22 @@ impl<'t> Ctx<'t> {
 
     /// The type a name stands for: a bound template parameter, a
     /// synchronization object, a numeric type, a typedef, a struct, a resource.
+    /// The expression inside any parentheses around `n`.
+    pub fn without_parens(&self, n: Node<'t>) -> Node<'t> {
+        let mut n = n;
+        while let (true, Some(inner)) = (self.kind(n) == "parenthesized_expression", n.named_child(0)) {
+            n = inner;
+        }
+        n
+    }
+
     /// `sizeof(T)` (or `sizeof x` where `x` names a type), in bytes, where
     /// the languages agree on the layout; None for anything else (a
     /// variable's size is the lowering's to tell).
     pub fn size_of_type(&self, n: Node<'t>) -> Option<i64> {
         let operand = match (n.field(self.fields.ty), n.field(self.fields.value)) {
             (Some(t), _) => t,
-            (None, Some(v)) => {
-                let mut v = v;
-                while self.kind(v) == "parenthesized_expression" {
-                    v = v.named_child(0)?;
-                }
-                v
-            }
+            (None, Some(v)) => self.without_parens(v),
             _ => return None,
         };
         let text = self.text(operand).trim().trim_start_matches("const ").trim();
