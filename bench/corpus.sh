@@ -2,11 +2,13 @@
 # Real-code corpus: run `lockstep check` over third-party GPU kernels fetched
 # from PyPI at run time, and summarise cost, crashes, findings and gaps.
 #
-#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...]
+#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]
 #
 #   --languages      which of the tree's languages to check: cuda, hlsl,
 #                    opencl, glsl, metal, wgsl (default cuda,hlsl, the set the
 #                    recorded results compare)
+#   --only           check only the files whose path contains TEXT (one
+#                    kernel file again, with the flags the full run gives it)
 #
 #   LOCKSTEP_CORPUS  scratch folder (default /tmp/lockstep-corpus); the
 #                    download, the per-file results, summary.json, sample.txt
@@ -22,7 +24,7 @@ repo=$PWD
 # --mem caps each process's address space: ggml's mmq.cuh alone reaches
 # 17 GiB of RSS, and the machine is shared. A file over the cap aborts and is
 # reported as out of memory.
-sample=8 timeout_s=60 mem_mib=4096 jobs=1 languages=cuda,hlsl
+sample=8 timeout_s=60 mem_mib=4096 jobs=1 languages=cuda,hlsl only=
 while [ "$#" -gt 0 ]; do
     case "$1" in
         --sample) sample=$2; shift 2 ;;
@@ -30,7 +32,8 @@ while [ "$#" -gt 0 ]; do
         --mem) mem_mib=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
         --languages) languages=$2; shift 2 ;;
-        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...]" >&2; exit 2 ;;
+        --only) only=$2; shift 2 ;;
+        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]" >&2; exit 2 ;;
     esac
 done
 corpus=${LOCKSTEP_CORPUS:-/tmp/lockstep-corpus}
@@ -178,6 +181,7 @@ for s in "${sources[@]}"; do
     # per file. Only the languages asked for are run; the others are
     # counted by the report from the tree.
     while IFS= read -r -d '' f; do
+        [[ -z "$only" || "$f" == *"$only"* ]] || continue
         i=$((i + 1)); idx=$(printf '%05d' "$i")
         printf '%s\t%s\t%s\n' "$idx" "$name-$version" "$f" >> "$res/manifest.tsv"
         case "$f" in

@@ -1,6 +1,8 @@
 //! Fixture kernels carry their expectations on the exact lines:
 //!
 //! - `// expect: RULE[, RULE…]` — a diagnostic of each rule must start on this line;
+//! - `// expect-warning: RULE[, RULE…]` — the same, at warning severity (a finding
+//!   lockstep could not prove, where the rule's proven findings are errors);
 //! - `// label: RULE` — a diagnostic of RULE must have a secondary label on this line;
 //! - `// ok` or `// ok: RULE` — no diagnostic (of RULE) may start on this line;
 //! - `// args: …` anywhere — command-line options for the file (`--group-size X,Y,Z`,
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 #[derive(Default)]
 struct Expectations {
     expect: BTreeSet<(String, u32)>,
+    warnings: BTreeSet<(String, u32)>,
     labels: BTreeSet<(String, u32)>,
     ok: Vec<(Option<String>, u32)>,
     options: Options,
@@ -41,6 +44,10 @@ fn parse(text: &str) -> Expectations {
         let n = i as u32 + 1;
         if let Some(rules) = rules_after(line, "// expect:") {
             e.expect.extend(rules.into_iter().map(|r| (r, n)));
+        }
+        if let Some(rules) = rules_after(line, "// expect-warning:") {
+            e.expect.extend(rules.iter().map(|r| (r.clone(), n)));
+            e.warnings.extend(rules.into_iter().map(|r| (r, n)));
         }
         if let Some(rules) = rules_after(line, "// label:") {
             e.labels.extend(rules.into_iter().map(|r| (r, n)));
@@ -81,12 +88,16 @@ fn check_fixture(path: &Path) -> Result<Vec<String>, String> {
     let lang = Lang::from_path_and_text(path, &text).ok_or("unknown extension")?;
     let report = check_file_with(path, lang, &exp.options, exp.checks)?;
     let mut got = BTreeSet::new();
+    let mut got_warnings = BTreeSet::new();
     let mut got_labels = BTreeSet::new();
     for d in &report.diagnostics {
         if report.db.file(d.span.file).path != path {
             return Err(format!("diagnostic in another file: {} {:?}", d.rule, report.db.file(d.span.file).path));
         }
         got.insert((d.rule.clone(), report.db.location(d.span).0.line));
+        if d.severity == lockstep_diag::Severity::Warning {
+            got_warnings.insert((d.rule.clone(), report.db.location(d.span).0.line));
+        }
         for l in &d.labels {
             if report.db.file(l.span.file).path == path {
                 got_labels.insert((d.rule.clone(), report.db.location(l.span).0.line));
@@ -99,6 +110,9 @@ fn check_fixture(path: &Path) -> Result<Vec<String>, String> {
     }
     for (rule, line) in got.difference(&exp.expect) {
         problems.push(format!("{}:{line}: unexpected `{rule}`", path.display()));
+    }
+    for (rule, line) in exp.warnings.intersection(&got).filter(|x| !got_warnings.contains(x)) {
+        problems.push(format!("{}:{line}: `{rule}` is not a warning", path.display()));
     }
     for (rule, line) in exp.labels.difference(&got_labels) {
         problems.push(format!("{}:{line}: missing a label of `{rule}`", path.display()));

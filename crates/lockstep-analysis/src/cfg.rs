@@ -127,6 +127,27 @@ fn intersect(idom: &[Option<usize>], order: &[usize], mut a: usize, mut b: usize
     a
 }
 
+/// A block where paths from different successors of a branch meet, and the
+/// predecessors they arrive through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Join {
+    pub block: BlockId,
+    pub from: Vec<BlockId>,
+}
+
+/// The joins of one branch, and the blocks its paths reach going forward.
+pub struct BranchJoins {
+    pub joins: Vec<Join>,
+    reached: Vec<bool>,
+}
+
+impl BranchJoins {
+    /// Whether a path from the branch reaches `b` without taking a back edge.
+    pub fn reaches(&self, b: BlockId) -> bool {
+        self.reached.get(b.index()).copied().unwrap_or(false)
+    }
+}
+
 /// A natural loop: a header and the blocks that reach a back edge to it.
 #[derive(Clone, Debug)]
 pub struct Loop {
@@ -342,11 +363,14 @@ impl Cfg {
     /// post-order; a block reached by two labels is a join and starts its own.
     /// Back edges are followed once, so a loop header is a join when different
     /// paths of a branch inside the loop reach it.
-    pub fn join_blocks(&self, branch: BlockId) -> Vec<BlockId> {
+    /// Each join comes with the predecessors the branch's paths arrive
+    /// through: a value coming from any other predecessor (a loop header's
+    /// entry, for a branch inside the loop) is not chosen by the branch.
+    pub fn joins(&self, branch: BlockId) -> BranchJoins {
         let n = self.block_count();
         let succs = &self.succs[branch.index()];
         if succs.len() < 2 {
-            return Vec::new();
+            return BranchJoins { joins: Vec::new(), reached: Vec::new() };
         }
         let mut label: Vec<Option<BlockId>> = vec![None; n];
         let mut joins = Vec::new();
@@ -370,7 +394,8 @@ impl Cfg {
                 }
             }
             if join {
-                joins.push(x);
+                let from = self.preds[x.index()].iter().copied().filter(|&p| p == branch || (label[p.index()].is_some() && !self.is_back_edge(p, x))).collect();
+                joins.push(Join { block: x, from });
                 label[x.index()] = Some(x);
             } else if incoming.is_some() {
                 label[x.index()] = incoming;
@@ -382,20 +407,24 @@ impl Cfg {
                 continue;
             }
             let mut arriving: Vec<BlockId> = Vec::new();
+            let mut from = Vec::new();
             for &latch in &l.latches {
                 if latch == branch {
                     arriving.push(l.header);
                 } else if let Some(lb) = label[latch.index()] {
                     arriving.push(lb);
+                } else {
+                    continue;
                 }
+                from.push(latch);
             }
             arriving.sort();
             arriving.dedup();
-            if arriving.len() > 1 && !joins.contains(&l.header) {
-                joins.push(l.header);
+            if arriving.len() > 1 && !joins.iter().any(|j| j.block == l.header) {
+                joins.push(Join { block: l.header, from });
             }
         }
-        joins
+        BranchJoins { joins, reached: label.iter().map(Option::is_some).collect() }
     }
 
     /// The innermost loop containing `b`.
@@ -502,9 +531,9 @@ mod tests {
         assert_eq!(cfg.loops[0].blocks, vec![b(3), b(4)]);
         assert_eq!(cfg.loops[0].exiting, vec![b(3)]);
         assert!(cfg.is_back_edge(b(4), b(3)));
-        assert_eq!(cfg.join_blocks(b(0)), vec![b(3)]);
+        assert_eq!(cfg.joins(b(0)).joins, vec![Join { block: b(3), from: vec![b(1), b(2)] }]);
         // The loop branch's paths (body, exit) never meet again.
-        assert!(cfg.join_blocks(b(3)).is_empty());
+        assert!(cfg.joins(b(3)).joins.is_empty());
     }
 
     #[test]
@@ -520,7 +549,7 @@ mod tests {
         f.set_term(b[4], Terminator::Jump(b[3]), sp());
         f.set_term(b[5], Terminator::Return(None), sp());
         let cfg = Cfg::new(&f);
-        assert!(cfg.join_blocks(b[0]).is_empty());
+        assert!(cfg.joins(b[0]).joins.is_empty());
     }
 
     #[test]
@@ -536,7 +565,8 @@ mod tests {
         f.set_term(b[4], Terminator::Jump(b[1]), sp());
         f.set_term(b[5], Terminator::Return(None), sp());
         let cfg = Cfg::new(&f);
-        assert_eq!(cfg.join_blocks(b[2]), vec![b[1]]);
+        // The loop's entry edge (from bb0) is not one of the branch's paths.
+        assert_eq!(cfg.joins(b[2]).joins, vec![Join { block: b[1], from: vec![b[3], b[4]] }]);
     }
 
     #[test]

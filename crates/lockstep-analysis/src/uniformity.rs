@@ -7,7 +7,8 @@
 //! out of loops that threads leave at different iterations (temporal
 //! divergence). Each lowered value records why, so checks can explain it.
 
-use crate::cfg::Cfg;
+use crate::cfg::{BranchJoins, Cfg, Join};
+use std::collections::HashSet;
 use lockstep_ir::{BinOp, BlockId, Builtin, EntryInfo, Function, MemSpace, Op, Root, Type, Value, WaveOp};
 
 /// How widely a value is shared; ordered from narrowest to widest.
@@ -144,6 +145,92 @@ impl Uniformity {
         self.reasons[v.index()]
     }
 
+    /// A group vote `cond` takes part in, which a level per value cannot
+    /// judge: every value that makes `cond` differ between threads is also
+    /// what a wave collective stored into group memory combined, and `cond`
+    /// reads that memory back (`all = subgroupAll(m <= x); if (lane == 0)
+    /// votes[wave] = all; barrier(); for (s …) m = max(m, votes[s]); if (m
+    /// <= x) …`): the threads may agree by construction. Returns the load of
+    /// that memory and the collective; None when some cause of divergence
+    /// has nothing to do with such a vote.
+    pub fn vote_through_memory(&self, f: &Function, cfg: &Cfg, cond: Value) -> Option<(Value, Value)> {
+        let own = self.divergence_sources(f, cfg, cond);
+        if own.is_empty() {
+            return None;
+        }
+        let read = ssa_closure(f, cond);
+        let votes = read.iter().filter_map(|&v| match &f.inst(v).op {
+            Op::Load(m) if m.space == MemSpace::Shared && matches!(m.root, Root::Global(_)) => Some((v, m.root)),
+            _ => None,
+        });
+        for (load, root) in votes {
+            let stored = f.insts.iter().filter_map(|i| match &i.op {
+                Op::Store(m, x) if m.root == root => Some(*x),
+                _ => None,
+            });
+            for x in stored {
+                for w in ssa_closure(f, x) {
+                    let Op::Wave(op, args) = &f.inst(w).op else { continue };
+                    if !op.is_wave_uniform() {
+                        continue;
+                    }
+                    let voted: HashSet<Value> = args.iter().flat_map(|&a| self.divergence_sources(f, cfg, a)).collect();
+                    if own.is_subset(&voted) {
+                        return Some((load, w));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The values a value's divergence comes from: thread ids, loads,
+    /// atomics, wave results, values leaving a loop threads leave at
+    /// different times, through the operands and branch conditions that make
+    /// it less than group-uniform.
+    fn divergence_sources(&self, f: &Function, cfg: &Cfg, v: Value) -> HashSet<Value> {
+        let mut sources = HashSet::new();
+        let mut seen = HashSet::new();
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            if seen.len() > 4096 {
+                sources.insert(v);
+                break;
+            }
+            let mut divergent_operands = Vec::new();
+            if let Some(at) = self.inst_block[x.index()] {
+                f.inst(x).op.for_each_operand(|o| {
+                    if self.operand(cfg, o, at, &self.inst_block).0 < Level::Group {
+                        divergent_operands.push(o);
+                    }
+                });
+            }
+            match self.reasons[x.index()] {
+                Reason::Uniform => {}
+                Reason::Operand(_) | Reason::SyncDependence(_) => {
+                    for o in divergent_operands {
+                        // Uniform where it is defined, divergent where used: it leaves a loop.
+                        if self.levels[o.index()] >= Level::Group {
+                            sources.insert(o);
+                        } else {
+                            stack.push(o);
+                        }
+                    }
+                    if let Reason::SyncDependence(b) = self.reasons[x.index()] {
+                        stack.extend(f.block(b).term.condition());
+                    }
+                }
+                _ => {
+                    sources.insert(x);
+                }
+            }
+        }
+        sources
+    }
+
     /// How uniformly a block is reached: the narrowest condition it depends on.
     pub fn block_level(&self, b: BlockId) -> Level {
         self.block_levels[b.index()]
@@ -221,7 +308,7 @@ impl Uniformity {
         let mut local_levels: Vec<(Level, Option<Value>)> = vec![(Level::Grid, None); f.locals.len()];
         let mut control_deps: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
         // Join blocks depend only on the CFG: compute each branch's once.
-        let mut joins: Vec<Option<Vec<BlockId>>> = vec![None; f.blocks.len()];
+        let mut joins: Vec<Option<BranchJoins>> = (0..f.blocks.len()).map(|_| None).collect();
         // Iterate to a fixed point: levels only go down and the lattice is finite.
         let mut changed = true;
         let mut rounds = 0;
@@ -271,10 +358,10 @@ impl Uniformity {
                 let cond_level = u.condition_level(f, cfg, b);
                 u.branch_levels[b.index()] = cond_level;
                 if cond_level < Level::Grid && cfg.succs[b.index()].len() > 1 {
-                    let join_blocks = joins[b.index()].get_or_insert_with(|| cfg.join_blocks(b));
-                    changed |= u.mark_joins(f, join_blocks, b, cond_level);
+                    let branch_joins = joins[b.index()].get_or_insert_with(|| cfg.joins(b));
+                    changed |= u.mark_joins(f, branch_joins, b, cond_level);
                     if !u.lane_fixed_branch(f, b) {
-                        changed |= u.mark_lane_joins(f, join_blocks);
+                        changed |= u.mark_lane_joins(f, branch_joins, b);
                     }
                 }
             }
@@ -550,12 +637,12 @@ impl Uniformity {
     }
 
     /// Marks the phis at the joins of a branch that differs between lanes of one number.
-    fn mark_lane_joins(&mut self, f: &Function, joins: &[BlockId]) -> bool {
+    fn mark_lane_joins(&mut self, f: &Function, joins: &BranchJoins, branch: BlockId) -> bool {
         let mut changed = false;
-        for &join in joins {
-            for &v in &f.block(join).insts {
+        for join in &joins.joins {
+            for &v in &f.block(join.block).insts {
                 if let Op::Phi(inc) = &f.inst(v).op {
-                    if inc.windows(2).any(|w| w[0].1 != w[1].1) && !self.lane_joins[v.index()] {
+                    if !chosen_alike(f, &self.inst_block, inc, join, joins, branch) && !self.lane_joins[v.index()] {
                         self.lane_joins[v.index()] = true;
                         changed = true;
                     }
@@ -566,14 +653,12 @@ impl Uniformity {
     }
 
     /// Caps the phis at the join blocks of a non-uniform branch.
-    fn mark_joins(&mut self, f: &Function, joins: &[BlockId], branch: BlockId, level: Level) -> bool {
+    fn mark_joins(&mut self, f: &Function, joins: &BranchJoins, branch: BlockId, level: Level) -> bool {
         let mut changed = false;
-        for &join in joins {
-            for &v in &f.block(join).insts {
+        for join in &joins.joins {
+            for &v in &f.block(join.block).insts {
                 if let Op::Phi(inc) = &f.inst(v).op {
-                    // A phi whose incoming values are all the same value carries no divergence.
-                    let first = inc.first().map(|&(_, val)| val);
-                    if inc.iter().all(|&(_, val)| Some(val) == first) {
+                    if chosen_alike(f, &self.inst_block, inc, join, joins, branch) {
                         continue;
                     }
                     if level < self.levels[v.index()] {
@@ -586,6 +671,46 @@ impl Uniformity {
         }
         changed
     }
+}
+
+/// Every value `v` is computed from, through operands (bounded).
+fn ssa_closure(f: &Function, v: Value) -> Vec<Value> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![v];
+    while let Some(x) = stack.pop() {
+        if seen.len() < 4096 && seen.insert(x) {
+            f.inst(x).op.for_each_operand(|o| stack.push(o));
+        }
+    }
+    let mut values: Vec<Value> = seen.into_iter().collect();
+    values.sort();
+    values
+}
+
+/// Whether a phi at a join gets one value whichever way `branch` went: the
+/// same value arrives over every edge the branch's paths take. Other edges
+/// (a loop's entry, for a branch inside the loop) are not the branch's
+/// choice, and a phi on the way takes only what comes from the branch
+/// (`if (uniform) x = v;` after `x = v` was set on both sides).
+fn chosen_alike(f: &Function, inst_block: &[Option<BlockId>], incoming: &[(BlockId, Value)], join: &Join, joins: &BranchJoins, branch: BlockId) -> bool {
+    let mut arriving: Option<Value> = None;
+    let mut stack: Vec<Value> = incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v).collect();
+    let mut seen = HashSet::new();
+    while let Some(v) = stack.pop() {
+        if seen.len() > 64 {
+            return false;
+        }
+        if !seen.insert(v) {
+            continue;
+        }
+        let on_the_way = inst_block[v.index()].filter(|&b| b != join.block && joins.reaches(b));
+        match (&f.inst(v).op, on_the_way) {
+            (Op::Phi(inc), Some(_)) => stack.extend(inc.iter().filter(|&&(from, _)| from == branch || joins.reaches(from)).map(|&(_, x)| x)),
+            _ if arriving.is_some_and(|a| a != v) => return false,
+            _ => arriving = Some(v),
+        }
+    }
+    true
 }
 
 /// Whether an integer expression subtracts or negates anywhere (through

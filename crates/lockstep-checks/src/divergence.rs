@@ -31,6 +31,9 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
     // A language that judges barriers by its own uniformity rules (WGSL)
     // rejects some that lockstep can prove every thread reaches.
     let by_language = f.entry.as_ref().is_some_and(|e| e.barriers_need_language_uniformity).then(|| Uniformity::by_language_rules(f, &k.cfg));
+    let mut found: Vec<Diagnostic> = Vec::new();
+    // Per branch that made a barrier divergent: its finding in `found`.
+    let mut by_cause: Vec<(BlockId, usize)> = Vec::new();
     for b in f.block_ids() {
         if !k.cfg.is_reachable(b) {
             continue;
@@ -40,7 +43,7 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             let Some((needed, severity)) = requirement(barrier, k.module.collective_fences) else { continue };
             if k.uniformity.block_level(b) >= needed {
                 if let Some(strict) = by_language.as_ref().filter(|u| u.block_level(b) < needed) {
-                    let d = report(db, k, strict, b, v, needed, severity, barrier.is_fence_only()).with_note(
+                    let d = report(db, k, strict, b, v, needed, severity, barrier.is_fence_only(), false).with_note(
                         "the language's own uniformity analysis rejects this barrier (WGSL, section \"Uniformity Analysis\"): to it, `local_invocation_id` and values read from workgroup or read_write storage memory are non-uniform (use workgroupUniformLoad), whatever they hold; Tint refuses to compile the shader, naga does not check this yet",
                     );
                     out.push(d);
@@ -56,30 +59,83 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             }
             // Explained by what differs between threads of a likely group.
             let explained_by = k.likely_uniformity.as_ref().unwrap_or(&k.uniformity);
-            out.push(report(db, k, explained_by, b, v, needed, severity, barrier.is_fence_only()));
+            let cause = cause(k, explained_by, b, needed);
+            // One finding per defect: a later barrier the same branch keeps
+            // some threads from is a label of the first one's report.
+            if let Some(first) = cause.and_then(|c| by_cause.iter().position(|&(x, _)| x == c)) {
+                let d = &mut found[by_cause[first].1];
+                d.occurrences += 1;
+                let label = if barrier.is_fence_only() { "the same threads skip this fence too" } else { "the same threads skip this barrier too" };
+                d.labels.push(lockstep_diag::Label { span: f.inst(v).span, message: label.into() });
+                continue;
+            }
+            if let Some(c) = cause {
+                by_cause.push((c, found.len()));
+            }
+            let vote = group_vote(k, explained_by, b, needed);
+            let mut d = report(db, k, explained_by, b, v, needed, severity, barrier.is_fence_only(), vote.is_some());
+            if let Some((load, collective)) = vote {
+                let line = |x: Value| db.location(f.inst(x).span).0.line;
+                d = d.with_note(format!(
+                    "not proven: the condition also reads {} (line {}), where a wave collective of the very values that make it differ was stored ({}, line {}); such a group vote may send every thread the same way, which lockstep can neither prove nor refute",
+                    show(db, f, load),
+                    line(load),
+                    show(db, f, collective),
+                    line(collective)
+                ));
+            }
+            found.push(d);
         }
+    }
+    for mut d in found {
+        if d.occurrences > 1 {
+            let more = d.occurrences - 1;
+            d = d.with_note(format!("the same condition keeps some threads from {more} more barrier{} (labelled)", if more == 1 { "" } else { "s" }));
+        }
+        out.push(d);
     }
     divergent
 }
 
+/// The nearest branch that makes `block` divergent at the `needed` level.
+fn cause(k: &KernelFacts, uniformity: &Uniformity, block: BlockId, needed: Level) -> Option<BlockId> {
+    k.cfg.control_deps_transitive(block).into_iter().find(|&c| uniformity.branch_level(c) < needed)
+}
+
+/// The group vote every branch that makes `block` divergent takes part in
+/// (see `Uniformity::vote_through_memory`): its first load of the votes and
+/// the collective. None when some such branch differs for another reason.
+fn group_vote(k: &KernelFacts, uniformity: &Uniformity, block: BlockId, needed: Level) -> Option<(Value, Value)> {
+    let mut first = None;
+    for c in k.cfg.control_deps_transitive(block) {
+        if uniformity.branch_level(c) >= needed {
+            continue;
+        }
+        let cond = k.func.block(c).term.condition()?;
+        let vote = uniformity.vote_through_memory(&k.func, &k.cfg, cond)?;
+        first.get_or_insert(vote);
+    }
+    first
+}
+
 #[allow(clippy::too_many_arguments)]
-fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool) -> Diagnostic {
+fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool, unproven: bool) -> Diagnostic {
     let f = &k.func;
     let span = f.inst(barrier).span;
     let name = barrier_name(db.snippet(span));
     let scope = if needed == Level::Grid { "dispatch" } else { "group" };
-    let message = if fence {
-        format!("fence `{name}` is executed by only some threads of the {scope}")
-    } else {
-        format!("barrier `{name}` is not reached by every thread of the {scope}")
+    let message = match (fence, unproven) {
+        (true, false) => format!("fence `{name}` is executed by only some threads of the {scope}"),
+        (true, true) => format!("fence `{name}` may be executed by only some threads of the {scope}"),
+        (false, false) => format!("barrier `{name}` is not reached by every thread of the {scope}"),
+        (false, true) => format!("barrier `{name}` may not be reached by every thread of the {scope}"),
     };
+    // Not proven: a warning, whatever the barrier's scope.
+    let severity = if unproven { Severity::Warning } else { severity };
     let mut d = Diagnostic::new(RULE, severity, span, message)
         .with_primary_label(if fence { "only some threads execute this fence" } else { "threads that skip this barrier leave the others waiting" });
 
-    // The nearest branch that makes the barrier's block divergent.
-    let deps = k.cfg.control_deps_transitive(block);
-    let cause = deps.iter().copied().find(|&c| uniformity.branch_level(c) < needed);
-    if let Some(c) = cause {
+    if let Some(c) = cause(k, uniformity, block, needed) {
         let cond = f.block(c).term.condition().expect("a branch has a condition");
         let cond_span = f.block(c).cond_span.unwrap_or(f.inst(cond).span);
         let in_loop = k.cfg.innermost_loop(block).is_some_and(|l| l.exiting.contains(&c) && l.blocks.contains(&block));

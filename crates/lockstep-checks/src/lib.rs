@@ -191,18 +191,23 @@ fn merge_same_defect(diags: &mut Vec<Diagnostic>) {
     let key = |d: &Diagnostic| (d.rule.clone(), d.span.file, d.span.lo, d.labels.iter().map(|l| (l.span.file, l.span.lo)).collect::<Vec<_>>());
     let mut first: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
     let mut kept: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+    // Per kept finding: how many it took in here.
+    let mut merged: Vec<u32> = Vec::with_capacity(diags.len());
     for d in diags.drain(..) {
         match first.get(&key(&d)) {
-            Some(&i) => kept[i].occurrences += d.occurrences,
+            Some(&i) => {
+                kept[i].occurrences += d.occurrences;
+                merged[i] += d.occurrences;
+            }
             None => {
                 first.insert(key(&d), kept.len());
                 kept.push(d);
+                merged.push(0);
             }
         }
     }
-    for d in &mut kept {
-        if d.occurrences > 1 {
-            let more = d.occurrences - 1;
+    for (d, more) in kept.iter_mut().zip(merged) {
+        if more > 0 {
             d.notes.push(format!("and {more} more element pair{} between these lines", if more == 1 { "" } else { "s" }));
         }
     }
