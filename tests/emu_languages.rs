@@ -1247,3 +1247,54 @@ fn memcpy_between_registers_is_a_bit_cast() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().u32s(), vec![0x3F80_0000]);
 }
+
+/// Constructors run: their member initializers (a parameter named like its
+/// member is the parameter), then their body, wherever a struct is made —
+/// `return S(a, b)`, `S v(a, b)`, `S v{a, b}`, `S{a, b}`, a member's own
+/// initializer — and a function pointer kept in a member is the function it
+/// names (ggml's mmq picks its tile loaders so). `S(a, b)` was an unknown
+/// call, silently.
+const CONSTRUCTORS_CUDA: &str = r#"
+typedef int (*scale_t)(int);
+__device__ int twice(int x) { return 2 * x; }
+__device__ int thrice(int x) { return 3 * x; }
+
+struct range {
+    int lo, len, hi;
+    __device__ range(int lo, int len) : lo(lo), len(len) { hi = lo + len; }
+};
+struct pick {
+    int id; scale_t scale;
+    constexpr __device__ pick(scale_t scale, int id) : id(id), scale(scale) {}
+};
+struct pair_of_ranges {
+    range a; range b;
+    __device__ pair_of_ranges(int x) : a(x, 1), b{x + 10, 2} {}
+};
+static constexpr __device__ pick choose(int kind) {
+    if (kind == 0) { return pick(twice, 7); }
+    return pick(thrice, 9);
+}
+
+__global__ void make(int* o)
+{
+    range r(5, 3);
+    range s{1, 2};
+    range t = range(10, 20);
+    pair_of_ranges p(4);
+    constexpr scale_t f = choose(1).scale;
+    o[0] = r.hi;
+    o[1] = s.hi;
+    o[2] = t.hi;
+    o[3] = p.a.hi + p.b.hi;
+    o[4] = f(5) + choose(0).id;
+}
+"#;
+
+#[test]
+fn constructors_run_their_member_initializers_and_body() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("ctors.cu", Lang::Cuda, CONSTRUCTORS_CUDA, "make", "[buffers.o]\nlen = 5\ntype = \"i32\"\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().i32s(), vec![8, 3, 30, 5 + 16, 15 + 7]);
+}

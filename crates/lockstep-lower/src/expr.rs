@@ -371,6 +371,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             "compound_literal_expression" => {
                 let ty = n.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t));
                 match (ty, n.field(self.cx.fields.value)) {
+                    (Some(ty @ SrcType::Struct(_)), Some(v)) => self.initializer(v, &ty),
                     (Some(ty), Some(v)) => {
                         let rv = self.expr(v);
                         let vals = self.convert_to(&rv, &ty, span);
@@ -2031,6 +2032,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
             return RV { vals, ty };
         }
+        if let Some(&si) = self.cx.struct_names.get(name) {
+            if let Some(rv) = self.construct(si, args, call, span) {
+                return rv;
+            }
+            // No constructor: the arguments are the members, in order.
+            let ty = SrcType::Struct(si);
+            let vals = args.iter().flat_map(|&a| self.expr(a).vals).collect();
+            let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
+            return RV { vals, ty };
+        }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
             if !defs.is_empty() {
                 let lowered = self.arguments(args, span);
@@ -2062,6 +2073,59 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(name, rvs, span)
+    }
+
+    /// `S(a, b)`, `S{a, b}`, `S v(a, b)`: a new object of struct `si` made by
+    /// the constructor that takes these arguments (its member initializers,
+    /// then its body, with the object's members in scope). None when the
+    /// struct declares no constructor.
+    pub(crate) fn construct(&mut self, si: usize, args: &[Node<'t>], call: Node<'t>, span: Span) -> Option<RV> {
+        let name = self.cx.struct_names.iter().find(|&(_, &i)| i == si).map(|(n, _)| n.clone())?;
+        let defs = self.cx.methods.get(&(si, name.clone()))?.clone();
+        // A copy, or arguments no constructor takes: member by member.
+        if !defs.iter().any(|&d| param_count(self.cx, d) == Some(args.len())) {
+            return None;
+        }
+        let ty = SrcType::Struct(si);
+        let vars = self.new_vars(&ty, &name);
+        let object = Place::Vars { vars, ty: ty.clone() };
+        // Members no initializer sets hold whatever was there.
+        let unset = self.undef_of(&ty, span);
+        self.assign(&object, &unset, span, None);
+        let lowered = self.arguments(args, span);
+        let def = self.choose_overload(&defs, &lowered);
+        self.receiver = Some(object.clone());
+        self.inline_call(def, &name, &lowered, call);
+        Some(self.read_place(&object, span))
+    }
+
+    /// A constructor's member initializers (`: a(x), b{y, z}`), run on
+    /// `object` with the constructor's parameters in scope (a parameter
+    /// named like the member it sets, `type(type)`, is the parameter).
+    pub(crate) fn member_initializers(&mut self, object: &Place, list: Node<'t>) {
+        let mut c = list.walk();
+        let inits: Vec<Node<'t>> = list.named_children(&mut c).filter(|x| self.cx.kind(*x) == "field_initializer").collect();
+        for init in inits {
+            let span = self.span(init);
+            let (Some(member), Some(value)) = (init.named_child(0), init.named_child(1)) else { continue };
+            let Some(place) = self.sub_place(object.clone(), self.cx.text(member), span) else {
+                self.diag("unsupported", init, format!("the initializer of `{}` (a base class or a member lockstep does not know) is not modelled; what it sets is unknown", self.cx.text(member)));
+                continue;
+            };
+            let mut c = value.walk();
+            let args: Vec<Node<'t>> = value.named_children(&mut c).filter(|x| self.cx.kind(*x) != "comment").collect();
+            let ty = place.ty().clone();
+            let constructed = match ty {
+                SrcType::Struct(si) => self.construct(si, &args, init, span),
+                _ => None,
+            };
+            let rv = match (constructed, args.as_slice()) {
+                (Some(rv), _) => rv,
+                (None, [one]) => self.expr(*one),
+                (None, _) => self.initializer(value, &ty),
+            };
+            self.assign(&place, &rv, span, None);
+        }
     }
 
     /// The type of an expression that may name a cooperative group (without

@@ -1140,7 +1140,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// An initializer: a brace list (flattened) or an expression.
-    fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
+    pub(crate) fn initializer(&mut self, n: Node<'t>, ty: &SrcType) -> RV {
+        // `S v(a, b)`, `S v{a, b}`, `S v = {a, b}`: the constructor that takes them.
+        if let (SrcType::Struct(si), "argument_list" | "initializer_list") = (ty, self.cx.kind(n)) {
+            let mut c = n.walk();
+            let args: Vec<Node<'t>> = n.named_children(&mut c).filter(|x| self.cx.kind(*x) != "comment").collect();
+            let span = self.span(n);
+            if let Some(rv) = self.construct(*si, &args, n, span) {
+                return rv;
+            }
+        }
         // `index<2> i(a, b)`: direct initialization of a value, component by component.
         let direct = self.cx.kind(n) == "argument_list" && matches!(ty, SrcType::Scalar(_) | SrcType::Vector(..));
         if self.cx.kind(n) == "initializer_list" || direct {
@@ -1218,6 +1227,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), deduces_return: false, site });
+        let object = receiver.clone();
         // A member function sees its object's fields by name.
         if let Some(receiver) = receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
@@ -1247,6 +1257,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     shadowed_resources.push((pname.clone(), self.cx.globals.insert(pname, resource)));
                 }
             }
+        }
+        // A constructor sets its members before its body runs.
+        let mut c = def.walk();
+        let initializers = def.named_children(&mut c).find(|x| self.cx.kind(*x) == "field_initializer_list");
+        if let (Some(object), Some(list)) = (&object, initializers) {
+            self.member_initializers(object, list);
         }
         if let Some(body) = def.field(self.cx.fields.body) {
             self.stmt(body);
