@@ -1298,3 +1298,33 @@ fn constructors_run_their_member_initializers_and_body() {
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().i32s(), vec![8, 3, 30, 5 + 16, 15 + 7]);
 }
+
+/// `kind == (a) && width == (b)`, as a macro writes its arguments, parses
+/// as a cast of `&&width` (the address of a label); it is read as written.
+/// It was the address of a register variable, and the comparison unknown.
+const PARENTHESIZED_VALUES_CUDA: &str = r#"
+#define IS(kind_, width_) (kind == (kind_) && width == (width_))
+enum kind_t { PLAIN, PADDED };
+__device__ int stride_of(kind_t kind, int width)
+{
+    if (IS(PADDED, 32)) {
+        return 33;
+    }
+    return 32;
+}
+
+__global__ void strides(int* o)
+{
+    o[0] = stride_of(PADDED, 32);
+    o[1] = stride_of(PLAIN, 32);
+    o[2] = stride_of(PADDED, 16);
+}
+"#;
+
+#[test]
+fn values_in_parentheses_before_a_logical_and_are_values() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([1, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("strides.cu", Lang::Cuda, PARENTHESIZED_VALUES_CUDA, "strides", "[buffers.o]\nlen = 3\ntype = \"i32\"\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    assert_eq!(o.buffer("o").unwrap().i32s(), vec![33, 32, 32]);
+}

@@ -277,6 +277,7 @@ fn compile_inner(
     // Launches are in host code, which is cut before parsing.
     let launches = launch_table(lang, &pp.text, &pp.map.cursor());
     let (text, map, tree, skipped) = parse_isolating_errors(lang, pp.text, pp.map);
+    let (text, tree) = without_values_read_as_casts(lang, text, tree);
     for region in skipped {
         let line = db.location(region.start).0.line;
         diagnostics.push(
@@ -442,6 +443,18 @@ fn parse_isolating_errors(
     }
     let tree = lockstep_syntax::parse(lang.c_family().1, &text);
     (text, map, tree, skipped)
+}
+
+/// Parses again, with the parentheses blanked, a text where values in
+/// parentheses before `&&` were read as casts (see
+/// [`lockstep_syntax::parenthesized_values_read_as_casts`]); byte offsets stay.
+fn without_values_read_as_casts(lang: Lang, mut text: String, tree: Option<lockstep_syntax::Tree>) -> (String, Option<lockstep_syntax::Tree>) {
+    let Some(parens) = tree.as_ref().map(|t| lockstep_syntax::parenthesized_values_read_as_casts(t, &text)).filter(|p| !p.is_empty()) else { return (text, tree) };
+    for at in parens {
+        text.replace_range(at..at + 1, " ");
+    }
+    let reparsed = lockstep_syntax::parse(lang.c_family().1, &text);
+    (text, reparsed)
 }
 
 /// Whether [`parser_cuts`] includes redundant whitespace.

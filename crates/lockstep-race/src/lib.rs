@@ -522,7 +522,7 @@ impl Ctx<'_> {
         // Cluster and reach questions only filter; pairs' witnesses are reported.
         let prove = waves.same_cell() && key.sides.iter().all(|s| s.spread == (0, 0));
         self.solved.set(self.solved.get() + 1);
-        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem };
+        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline };
         let w = q.conflict();
         self.answers.borrow_mut().insert(key, w.clone());
         w
@@ -1186,6 +1186,7 @@ impl<'a> ConflictOracle<'a> {
             len: None,
             texels: None,
             cells_per_elem: 1,
+            deadline: None,
         };
         q.conflict().is_some()
     }

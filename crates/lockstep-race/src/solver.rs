@@ -240,6 +240,36 @@ pub struct Problem {
     pub distinct: Vec<Vec<Lin>>,
 }
 
+/// What one search may spend: branching nodes and, for a question asked
+/// under the file's time for race analysis, CPU time (a single search can
+/// otherwise run past it by seconds).
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub nodes: u64,
+    /// The thread CPU time ([`crate::thread_cpu_time`]) the search stops at.
+    pub until: Option<std::time::Duration>,
+}
+
+impl From<u64> for Budget {
+    fn from(nodes: u64) -> Budget {
+        Budget { nodes, until: None }
+    }
+}
+
+impl Budget {
+    /// Takes one node; false when none is left. The clock is read every 64 nodes.
+    fn spend(&mut self) -> bool {
+        if self.nodes == 0 {
+            return false;
+        }
+        self.nodes -= 1;
+        if self.nodes % 64 == 0 && self.until.is_some_and(|d| crate::thread_cpu_time() > d) {
+            self.nodes = 0;
+        }
+        true
+    }
+}
+
 /// The solver's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -391,7 +421,8 @@ impl Problem {
             && self.funcs.iter().all(|f| f.op.eval(at(&f.a), at(&f.b)) == Some(val[f.out]))
     }
 
-    pub fn solve(&self, budget: u64) -> Outcome {
+    pub fn solve(&self, budget: impl Into<Budget>) -> Outcome {
+        let budget = budget.into();
         // Bounds first where the closure's product rules will want to know
         // non-zero factors (they compare two functions).
         let closed = if self.funcs.len() >= 2 {
@@ -449,7 +480,7 @@ impl Problem {
 
     /// [`Problem::solve`], and an answer the search could only assume is
     /// completed and checked into a proven one where possible.
-    pub fn solve_proven(&self, budget: u64) -> Outcome {
+    pub fn solve_proven(&self, budget: impl Into<Budget>) -> Outcome {
         match self.solve(budget) {
             Outcome::Feasible { values, exact: false } => match self.complete(&values) {
                 Some(full) => Outcome::Feasible { values: full.into_iter().map(Some).collect(), exact: true },
@@ -604,11 +635,10 @@ impl Problem {
     /// `changed`: when `dom` was a fixed point of the propagation of this
     /// problem less the constraints added last, the variables that changed
     /// since and those of the added constraints.
-    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut u64, counters_first: bool, changed: Option<&[Var]>) -> Search {
-        if *left == 0 {
+    fn dfs(&self, mut dom: Vec<(i128, i128)>, relevant: &[bool], left: &mut Budget, counters_first: bool, changed: Option<&[Var]>) -> Search {
+        if !left.spend() {
             return Search::Exhausted(dom);
         }
-        *left -= 1;
         let at_fixed_point = match self.propagate_after(&mut dom, changed) {
             Propagated::Contradiction => return Search::None,
             Propagated::FixedPoint => true,
@@ -637,12 +667,12 @@ impl Problem {
             Relaxed::Open(None) => {}
         }
         let mut exhausted = None;
-        let mut explore = |child: &Problem, d: Vec<(i128, i128)>, left: &mut u64, changed: Option<&[Var]>| -> Option<Search> {
+        let mut explore = |child: &Problem, d: Vec<(i128, i128)>, left: &mut Budget, changed: Option<&[Var]>| -> Option<Search> {
             match child.dfs(d, relevant, left, counters_first, changed) {
                 Search::None => None,
                 Search::Exhausted(d) => {
                     exhausted.get_or_insert(d);
-                    (*left == 0).then(|| Search::Exhausted(exhausted.clone().expect("just set")))
+                    (left.nodes == 0).then(|| Search::Exhausted(exhausted.clone().expect("just set")))
                 }
                 found => Some(found),
             }

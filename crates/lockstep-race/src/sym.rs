@@ -12,7 +12,7 @@
 //! the answer errs towards "may conflict".
 
 use crate::intervals::{CountedLoop, MANY, NOT_IN};
-use crate::solver::{FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
+use crate::solver::{Budget, FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
 use std::cell::RefCell;
@@ -351,6 +351,8 @@ pub struct Query<'k> {
     /// Cells per element of the allocation (a vector's components), when
     /// both accesses are in the same one: indices are `element * cells + component`.
     pub cells_per_elem: u32,
+    /// The thread CPU time its searches stop at (the file's time for race analysis).
+    pub deadline: Option<std::time::Duration>,
 }
 
 /// Two threads and the cell they both touch.
@@ -542,7 +544,8 @@ impl Query<'_> {
         b.finish();
         // Repeated questions are answered from the callers' memos, before
         // any problem is built.
-        let outcome = if self.prove { b.p.solve_proven(DEFAULT_BUDGET) } else { b.p.solve(DEFAULT_BUDGET) };
+        let budget = Budget { nodes: DEFAULT_BUDGET, until: self.deadline };
+        let outcome = if self.prove { b.p.solve_proven(budget) } else { b.p.solve(budget) };
         match outcome {
             Outcome::Infeasible => None,
             Outcome::Feasible { values, exact } if self.prove => Some(b.reported_witness(&values, &addr, exact)),
@@ -1681,7 +1684,7 @@ impl Build<'_> {
         for (a, b) in &pairs {
             same_rows.equal(a, b);
         }
-        match same_rows.solve_proven(DEFAULT_BUDGET) {
+        match same_rows.solve_proven(Budget { nodes: DEFAULT_BUDGET, until: self.q.deadline }) {
             Outcome::Feasible { values, exact } => self.typical_open_witness(&same_rows, &values, addr, exact),
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);
@@ -1721,7 +1724,7 @@ impl Build<'_> {
             let steps = typical.new_var((lo.max(1) + TYPICAL_SIZE_STEP - 1) / TYPICAL_SIZE_STEP, hi / TYPICAL_SIZE_STEP);
             typical.equal(&Lin::var(steps).scale(TYPICAL_SIZE_STEP), &Lin::var(var));
         }
-        match typical.solve_proven(DEFAULT_BUDGET) {
+        match typical.solve_proven(Budget { nodes: DEFAULT_BUDGET, until: self.q.deadline }) {
             Outcome::Feasible { values, exact } => self.witness(&values, addr, exact),
             Outcome::Infeasible => {
                 let mut w = self.witness(values, addr, exact);

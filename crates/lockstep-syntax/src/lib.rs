@@ -5,7 +5,7 @@ mod host;
 mod launch;
 mod whitespace;
 
-pub use gaps::{brace_default_arguments, lambda_execution_spaces};
+pub use gaps::{brace_default_arguments, lambda_execution_spaces, parenthesized_values_read_as_casts};
 pub use host::host_function_bodies;
 pub use launch::{kernel_launches, KernelLaunch};
 pub use whitespace::{redundant_whitespace, union_of_ranges};
