@@ -263,7 +263,7 @@ impl Budget {
             return false;
         }
         self.nodes -= 1;
-        if self.nodes % 64 == 0 && self.until.is_some_and(|d| crate::thread_cpu_time() > d) {
+        if self.nodes.is_multiple_of(64) && self.until.is_some_and(|d| crate::thread_cpu_time() > d) {
             self.nodes = 0;
         }
         true

@@ -112,6 +112,36 @@ fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
+/// `x == (a) && y == (b)` — macro arguments in parentheses — can parse as
+/// `x == ((a) &&y) == (b)`: a cast of `&&y`, the address of a label, which
+/// only a GNU extension has and GPU code never takes. The byte offsets of
+/// the parentheses around each such "type": blanked, the text parses as
+/// written, with every offset kept.
+pub fn parenthesized_values_read_as_casts(tree: &Tree, text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let root = tree.root_node();
+    for (i, _) in text.match_indices("&&") {
+        if !text[..i].trim_end().ends_with(')') {
+            continue;
+        }
+        let Some(outer) = root.descendant_for_byte_range(i, i + 1).and_then(|amp| amp.parent()) else { continue };
+        let inner = outer.child_by_field_name("argument");
+        let (Some(cast), Some(inner)) = (outer.parent(), inner) else { continue };
+        let label_address = outer.kind() == "pointer_expression" && outer.start_byte() == i && inner.kind() == "pointer_expression" && inner.start_byte() == i + 1;
+        if !label_address || cast.kind() != "cast_expression" || cast.child_by_field_name("value") != Some(outer) {
+            continue;
+        }
+        // Only a lone name in the parentheses: `(T*) &&x` is no value.
+        let Some(ty) = cast.child_by_field_name("type") else { continue };
+        if ty.named_child_count() != 1 || ty.named_child(0).is_none_or(|t| t.kind() != "type_identifier") {
+            continue;
+        }
+        let close = text[..i].trim_end().len() - 1;
+        out.extend([cast.start_byte(), close]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,34 +190,13 @@ mod tests {
         assert_eq!(cut("{ int v[2] = {1, 2}, w = 3; }"), "{ int v[2] = {1, 2}, w = 3; }");
         assert_eq!(cut("void h(int3 a = {1, 1, 1}, int2 b = {}) {"), "void h(int3 a , int2 b ) {");
     }
-}
 
-/// `x == (a) && y == (b)` — macro arguments in parentheses — can parse as
-/// `x == ((a) &&y) == (b)`: a cast of `&&y`, the address of a label, which
-/// only a GNU extension has and GPU code never takes. The byte offsets of
-/// the parentheses around each such "type": blanked, the text parses as
-/// written, with every offset kept.
-pub fn parenthesized_values_read_as_casts(tree: &Tree, text: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let root = tree.root_node();
-    for (i, _) in text.match_indices("&&") {
-        if !text[..i].trim_end().ends_with(')') {
-            continue;
-        }
-        let Some(outer) = root.descendant_for_byte_range(i, i + 1).and_then(|amp| amp.parent()) else { continue };
-        let inner = outer.child_by_field_name("argument");
-        let (Some(cast), Some(inner)) = (outer.parent(), inner) else { continue };
-        let label_address = outer.kind() == "pointer_expression" && outer.start_byte() == i && inner.kind() == "pointer_expression" && inner.start_byte() == i + 1;
-        if !label_address || cast.kind() != "cast_expression" || cast.child_by_field_name("value") != Some(outer) {
-            continue;
-        }
-        // Only a lone name in the parentheses: `(T*) &&x` is no value.
-        let Some(ty) = cast.child_by_field_name("type") else { continue };
-        if ty.named_child_count() != 1 || ty.named_child(0).is_none_or(|t| t.kind() != "type_identifier") {
-            continue;
-        }
-        let close = text[..i].trim_end().len() - 1;
-        out.extend([cast.start_byte(), close]);
+    #[test]
+    fn values_in_parentheses_read_as_casts_are_found() {
+        let text = "int f(int a, int J, int c) { return c == (a) && J == (8); }\nint g(int* p) { return (int) *p && (T*) &&p; }\n";
+        let tree = crate::parse(crate::Grammar::Cuda, text).unwrap();
+        let open = text.find("(a)").unwrap();
+        // Only the lone name before `&&`: a cast of a dereference or to a pointer type is one.
+        assert_eq!(parenthesized_values_read_as_casts(&tree, text), vec![open, open + 2]);
     }
-    out
 }
