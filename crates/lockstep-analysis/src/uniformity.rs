@@ -154,6 +154,9 @@ impl Uniformity {
     /// that memory and the collective; None when some cause of divergence
     /// has nothing to do with such a vote.
     pub fn vote_through_memory(&self, f: &Function, cfg: &Cfg, cond: Value) -> Option<(Value, Value)> {
+        if !f.insts.iter().any(|i| matches!(&i.op, Op::Wave(w, _) if w.is_wave_uniform())) {
+            return None;
+        }
         let own = self.divergence_sources(f, cfg, cond);
         if own.is_empty() {
             return None;
@@ -693,6 +696,16 @@ fn ssa_closure(f: &Function, v: Value) -> Vec<Value> {
 /// choice, and a phi on the way takes only what comes from the branch
 /// (`if (uniform) x = v;` after `x = v` was set on both sides).
 fn chosen_alike(f: &Function, inst_block: &[Option<BlockId>], incoming: &[(BlockId, Value)], join: &Join, joins: &BranchJoins, branch: BlockId) -> bool {
+    let on_the_way = |v: Value| matches!(f.inst(v).op, Op::Phi(_)) && inst_block[v.index()].is_some_and(|b| b != join.block && joins.reaches(b));
+    // Most joins decide at once: one value over every edge, or different values none of which is a phi on the way.
+    let mut chosen = incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v);
+    let first = chosen.next();
+    if chosen.clone().all(|v| Some(v) == first) && !first.is_some_and(on_the_way) {
+        return true;
+    }
+    if !incoming.iter().any(|&(from, v)| join.from.contains(&from) && on_the_way(v)) {
+        return false;
+    }
     let mut arriving: Option<Value> = None;
     let mut stack: Vec<Value> = incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v).collect();
     let mut seen = HashSet::new();

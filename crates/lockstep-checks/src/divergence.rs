@@ -43,7 +43,8 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             let Some((needed, severity)) = requirement(barrier, k.module.collective_fences) else { continue };
             if k.uniformity.block_level(b) >= needed {
                 if let Some(strict) = by_language.as_ref().filter(|u| u.block_level(b) < needed) {
-                    let d = report(db, k, strict, b, v, needed, severity, barrier.is_fence_only(), false).with_note(
+                    let cause = cause(&k.cfg.control_deps_transitive(b), strict, needed);
+                    let d = report(db, k, strict, (b, cause), v, needed, severity, barrier.is_fence_only(), false).with_note(
                         "the language's own uniformity analysis rejects this barrier (WGSL, section \"Uniformity Analysis\"): to it, `local_invocation_id` and values read from workgroup or read_write storage memory are non-uniform (use workgroupUniformLoad), whatever they hold; Tint refuses to compile the shader, naga does not check this yet",
                     );
                     out.push(d);
@@ -59,7 +60,8 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             }
             // Explained by what differs between threads of a likely group.
             let explained_by = k.likely_uniformity.as_ref().unwrap_or(&k.uniformity);
-            let cause = cause(k, explained_by, b, needed);
+            let deps = k.cfg.control_deps_transitive(b);
+            let cause = cause(&deps, explained_by, needed);
             // One finding per defect: a later barrier the same branch keeps
             // some threads from is a label of the first one's report.
             if let Some(first) = cause.and_then(|c| by_cause.iter().position(|&(x, _)| x == c)) {
@@ -72,8 +74,8 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             if let Some(c) = cause {
                 by_cause.push((c, found.len()));
             }
-            let vote = group_vote(k, explained_by, b, needed);
-            let mut d = report(db, k, explained_by, b, v, needed, severity, barrier.is_fence_only(), vote.is_some());
+            let vote = group_vote(k, explained_by, &deps, needed);
+            let mut d = report(db, k, explained_by, (b, cause), v, needed, severity, barrier.is_fence_only(), vote.is_some());
             if let Some((load, collective)) = vote {
                 let line = |x: Value| db.location(f.inst(x).span).0.line;
                 d = d.with_note(format!(
@@ -97,17 +99,18 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
     divergent
 }
 
-/// The nearest branch that makes `block` divergent at the `needed` level.
-fn cause(k: &KernelFacts, uniformity: &Uniformity, block: BlockId, needed: Level) -> Option<BlockId> {
-    k.cfg.control_deps_transitive(block).into_iter().find(|&c| uniformity.branch_level(c) < needed)
+/// The nearest branch, of those a block depends on (`deps`), that makes it
+/// divergent at the `needed` level.
+fn cause(deps: &[BlockId], uniformity: &Uniformity, needed: Level) -> Option<BlockId> {
+    deps.iter().copied().find(|&c| uniformity.branch_level(c) < needed)
 }
 
 /// The group vote every branch that makes `block` divergent takes part in
 /// (see `Uniformity::vote_through_memory`): its first load of the votes and
 /// the collective. None when some such branch differs for another reason.
-fn group_vote(k: &KernelFacts, uniformity: &Uniformity, block: BlockId, needed: Level) -> Option<(Value, Value)> {
+fn group_vote(k: &KernelFacts, uniformity: &Uniformity, deps: &[BlockId], needed: Level) -> Option<(Value, Value)> {
     let mut first = None;
-    for c in k.cfg.control_deps_transitive(block) {
+    for &c in deps {
         if uniformity.branch_level(c) >= needed {
             continue;
         }
@@ -119,7 +122,7 @@ fn group_vote(k: &KernelFacts, uniformity: &Uniformity, block: BlockId, needed: 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, block: BlockId, barrier: Value, needed: Level, severity: Severity, fence: bool, unproven: bool) -> Diagnostic {
+fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, (block, cause): (BlockId, Option<BlockId>), barrier: Value, needed: Level, severity: Severity, fence: bool, unproven: bool) -> Diagnostic {
     let f = &k.func;
     let span = f.inst(barrier).span;
     let name = barrier_name(db.snippet(span));
@@ -135,7 +138,7 @@ fn report(db: &SourceDb, k: &KernelFacts, uniformity: &Uniformity, block: BlockI
     let mut d = Diagnostic::new(RULE, severity, span, message)
         .with_primary_label(if fence { "only some threads execute this fence" } else { "threads that skip this barrier leave the others waiting" });
 
-    if let Some(c) = cause(k, uniformity, block, needed) {
+    if let Some(c) = cause {
         let cond = f.block(c).term.condition().expect("a branch has a condition");
         let cond_span = f.block(c).cond_span.unwrap_or(f.inst(cond).span);
         let in_loop = k.cfg.innermost_loop(block).is_some_and(|l| l.exiting.contains(&c) && l.blocks.contains(&block));

@@ -1259,10 +1259,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         // A constructor sets its members before its body runs.
-        let mut c = def.walk();
-        let initializers = def.named_children(&mut c).find(|x| self.cx.kind(*x) == "field_initializer_list");
-        if let (Some(object), Some(list)) = (&object, initializers) {
-            self.member_initializers(object, list);
+        if let Some(object) = &object {
+            let mut c = def.walk();
+            let initializers = def.named_children(&mut c).find(|x| self.cx.kind(*x) == "field_initializer_list");
+            if let Some(list) = initializers {
+                self.member_initializers(object, list);
+            }
         }
         if let Some(body) = def.field(self.cx.fields.body) {
             self.stmt(body);

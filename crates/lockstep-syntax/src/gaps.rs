@@ -120,8 +120,12 @@ fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
 pub fn parenthesized_values_read_as_casts(tree: &Tree, text: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let root = tree.root_node();
-    for (i, _) in text.match_indices("&&") {
-        if !text[..i].trim_end().ends_with(')') {
+    for i in memchr::memmem::find_iter(text.as_bytes(), b"&&") {
+        // Only `(name) &&` can be one: a name alone in parentheses.
+        let Some(inside) = text[..i].trim_end().strip_suffix(')') else { continue };
+        let name = inside.trim_end();
+        let before_name = name.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        if before_name.len() == name.len() || !before_name.trim_end().ends_with('(') {
             continue;
         }
         let Some(outer) = root.descendant_for_byte_range(i, i + 1).and_then(|amp| amp.parent()) else { continue };
