@@ -32,8 +32,9 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
     // rejects some that lockstep can prove every thread reaches.
     let by_language = f.entry.as_ref().is_some_and(|e| e.barriers_need_language_uniformity).then(|| Uniformity::by_language_rules(f, &k.cfg));
     let mut found: Vec<Diagnostic> = Vec::new();
-    // Per branch that made a barrier divergent: its finding in `found`.
-    let mut by_cause: Vec<(BlockId, usize)> = Vec::new();
+    // Per branch that made a barrier divergent, the finding's severity and
+    // whether it is a fence: its finding in `found`.
+    let mut by_cause: Vec<((BlockId, Severity, bool), usize)> = Vec::new();
     for b in f.block_ids() {
         if !k.cfg.is_reachable(b) {
             continue;
@@ -62,20 +63,24 @@ pub fn check(db: &SourceDb, k: &KernelFacts, out: &mut Vec<Diagnostic>) -> Vec<V
             let explained_by = k.likely_uniformity.as_ref().unwrap_or(&k.uniformity);
             let deps = k.cfg.control_deps_transitive(b);
             let cause = cause(&deps, explained_by, needed);
+            let vote = group_vote(k, explained_by, &deps, needed);
+            let fence = barrier.is_fence_only();
             // One finding per defect: a later barrier the same branch keeps
-            // some threads from is a label of the first one's report.
-            if let Some(first) = cause.and_then(|c| by_cause.iter().position(|&(x, _)| x == c)) {
-                let d = &mut found[by_cause[first].1];
+            // some threads from is a label of the first one's report, when
+            // the two would say the same (an unproven report never hides a
+            // proven one, nor a fence's a barrier's).
+            let key = cause.map(|c| (c, if vote.is_some() { Severity::Warning } else { severity }, fence));
+            if let Some(&(_, first)) = key.and_then(|key| by_cause.iter().find(|(x, _)| *x == key)) {
+                let d = &mut found[first];
                 d.occurrences += 1;
-                let label = if barrier.is_fence_only() { "the same threads skip this fence too" } else { "the same threads skip this barrier too" };
+                let label = if fence { "the same threads skip this fence too" } else { "the same threads skip this barrier too" };
                 d.labels.push(lockstep_diag::Label { span: f.inst(v).span, message: label.into() });
                 continue;
             }
-            if let Some(c) = cause {
-                by_cause.push((c, found.len()));
+            if let Some(key) = key {
+                by_cause.push((key, found.len()));
             }
-            let vote = group_vote(k, explained_by, &deps, needed);
-            let mut d = report(db, k, explained_by, (b, cause), v, needed, severity, barrier.is_fence_only(), vote.is_some());
+            let mut d = report(db, k, explained_by, (b, cause), v, needed, severity, fence, vote.is_some());
             if let Some((load, collective)) = vote {
                 let line = |x: Value| db.location(f.inst(x).span).0.line;
                 d = d.with_note(format!(
