@@ -2032,6 +2032,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
             return RV { vals, ty };
         }
+        if let Some(defs) = self.cx.funcs.get(name).cloned() {
+            if !defs.is_empty() {
+                let lowered = self.arguments(args, span);
+                let def = self.choose_overload(&defs, &lowered);
+                return self.inline_call(def, name, &lowered, call);
+            }
+        }
+        // A struct's name that is no function's (C lets `struct stat` and `stat()` share one).
         if let Some(&si) = self.cx.struct_names.get(name) {
             if let Some(rv) = self.construct(si, args, call, span) {
                 return rv;
@@ -2041,13 +2049,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let vals = args.iter().flat_map(|&a| self.expr(a).vals).collect();
             let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
             return RV { vals, ty };
-        }
-        if let Some(defs) = self.cx.funcs.get(name).cloned() {
-            if !defs.is_empty() {
-                let lowered = self.arguments(args, span);
-                let def = self.choose_overload(&defs, &lowered);
-                return self.inline_call(def, name, &lowered, call);
-            }
         }
         // An optimizer hint: C never evaluates its operand, but a valid
         // program makes it hold, so it guards what follows like a branch
