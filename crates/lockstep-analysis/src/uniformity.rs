@@ -697,17 +697,17 @@ fn ssa_closure(f: &Function, v: Value) -> Vec<Value> {
 /// (`if (uniform) x = v;` after `x = v` was set on both sides).
 fn chosen_alike(f: &Function, inst_block: &[Option<BlockId>], incoming: &[(BlockId, Value)], join: &Join, joins: &BranchJoins, branch: BlockId) -> bool {
     let on_the_way = |v: Value| matches!(f.inst(v).op, Op::Phi(_)) && inst_block[v.index()].is_some_and(|b| b != join.block && joins.reaches(b));
+    let chosen = || incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v);
     // Most joins decide at once: one value over every edge, or different values none of which is a phi on the way.
-    let mut chosen = incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v);
-    let first = chosen.next();
-    if chosen.clone().all(|v| Some(v) == first) && !first.is_some_and(on_the_way) {
+    let first = chosen().next();
+    if chosen().all(|v| Some(v) == first) && !first.is_some_and(on_the_way) {
         return true;
     }
-    if !incoming.iter().any(|&(from, v)| join.from.contains(&from) && on_the_way(v)) {
+    if !chosen().any(on_the_way) {
         return false;
     }
     let mut arriving: Option<Value> = None;
-    let mut stack: Vec<Value> = incoming.iter().filter(|(from, _)| join.from.contains(from)).map(|&(_, v)| v).collect();
+    let mut stack: Vec<Value> = chosen().collect();
     let mut seen = HashSet::new();
     while let Some(v) = stack.pop() {
         if seen.len() > 64 {
@@ -716,9 +716,8 @@ fn chosen_alike(f: &Function, inst_block: &[Option<BlockId>], incoming: &[(Block
         if !seen.insert(v) {
             continue;
         }
-        let on_the_way = inst_block[v.index()].filter(|&b| b != join.block && joins.reaches(b));
-        match (&f.inst(v).op, on_the_way) {
-            (Op::Phi(inc), Some(_)) => stack.extend(inc.iter().filter(|&&(from, _)| from == branch || joins.reaches(from)).map(|&(_, x)| x)),
+        match &f.inst(v).op {
+            Op::Phi(inc) if on_the_way(v) => stack.extend(inc.iter().filter(|&&(from, _)| from == branch || joins.reaches(from)).map(|&(_, x)| x)),
             _ if arriving.is_some_and(|a| a != v) => return false,
             _ => arriving = Some(v),
         }

@@ -1227,11 +1227,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
         self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), deduces_return: false, site });
-        let object = receiver.clone();
         // A member function sees its object's fields by name.
-        if let Some(receiver) = receiver {
+        if let Some(receiver) = &receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
-            let names = self.cx.structs[si].member_names(&self.cx.structs);
+            let names = self.cx.structs[*si].member_names(&self.cx.structs);
             for fname in names {
                 if let Some(field) = self.sub_place(receiver.clone(), &fname, span) {
                     self.bind(fname, Binding::Place(field));
@@ -1259,7 +1258,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         // A constructor sets its members before its body runs.
-        if let Some(object) = &object {
+        if let Some(object) = &receiver {
             let mut c = def.walk();
             let initializers = def.named_children(&mut c).find(|x| self.cx.kind(*x) == "field_initializer_list");
             if let Some(list) = initializers {

@@ -140,8 +140,8 @@ pub fn parenthesized_values_read_as_casts(tree: &Tree, text: &str) -> Vec<usize>
         if ty.named_child_count() != 1 || ty.named_child(0).is_none_or(|t| t.kind() != "type_identifier") {
             continue;
         }
-        let close = text[..i].trim_end().len() - 1;
-        out.extend([cast.start_byte(), close]);
+        // `inside` ends just before the `)`.
+        out.extend([cast.start_byte(), inside.len()]);
     }
     out
 }
