@@ -409,6 +409,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Some(p) => self.decayed(&p, span).unwrap_or_else(|| self.read_place(&p, span)),
             None => self.expr(v),
         };
+        self.converted(ty, rv, v, span)
+    }
+
+    /// `rv`, the value of `v`, converted to `ty` (see [`Self::cast`]).
+    fn converted(&mut self, ty: Option<SrcType>, rv: RV, v: Node<'t>, span: Span) -> RV {
         match ty {
             Some(ty @ (SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..))) => {
                 let vals = self.convert_to(&rv, &ty, span);
@@ -1313,29 +1318,32 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .collect();
                 RV { vals, ty: rv.ty.with_scalar(Type::Bool) }
             }
-            "-" | "~" => {
-                let u = if op == "-" { UnOp::Neg } else { UnOp::Not };
-                let vals = rv
-                    .vals
-                    .iter()
-                    .map(|&v| {
-                        let t = self.f.inst(v).ty;
-                        let (v, t) = if promoted(t) != t { (self.convert(v, Type::I32, span), Type::I32) } else { (v, t) };
-                        if let (UnOp::Neg, Some(c)) = (u, self.f.as_const(v).cloned()) {
-                            let folded = match c {
-                                Const::Int(_) => Const::Int(self.f.as_int(v).unwrap_or(0).wrapping_neg() as u64),
-                                Const::Float(x) => Const::Float(-x),
-                                Const::Bool(b) => Const::Int((-(b as i64)) as u64),
-                            };
-                            return self.konst(t, folded, span);
-                        }
-                        self.emit(Op::Unary(u, v), t, span)
-                    })
-                    .collect();
-                RV { vals, ty: rv.ty }
-            }
+            "-" => self.elementwise(UnOp::Neg, rv, span),
+            "~" => self.elementwise(UnOp::Not, rv, span),
             _ => rv,
         }
+    }
+
+    /// `-x` or `~x` of each component, after integer promotion; a constant folds.
+    fn elementwise(&mut self, u: UnOp, rv: RV, span: Span) -> RV {
+        let vals = rv
+            .vals
+            .iter()
+            .map(|&v| {
+                let t = self.f.inst(v).ty;
+                let (v, t) = if promoted(t) != t { (self.convert(v, Type::I32, span), Type::I32) } else { (v, t) };
+                if let (UnOp::Neg, Some(c)) = (u, self.f.as_const(v).cloned()) {
+                    let folded = match c {
+                        Const::Int(_) => Const::Int(self.f.as_int(v).unwrap_or(0).wrapping_neg() as u64),
+                        Const::Float(x) => Const::Float(-x),
+                        Const::Bool(b) => Const::Int((-(b as i64)) as u64),
+                    };
+                    return self.konst(t, folded, span);
+                }
+                self.emit(Op::Unary(u, v), t, span)
+            })
+            .collect();
+        RV { vals, ty: rv.ty }
     }
 
     /// The linear-algebra product of matrices and vectors (`m * v` in GLSL
@@ -1581,6 +1589,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.undef(Type::I32, span);
         };
         let op = n.field(self.cx.fields.operator).map(|o| self.cx.text(o)).unwrap_or("+");
+        if let Some(rv) = self.cast_read_as_arithmetic(l, op, r, span) {
+            return rv;
+        }
         // Short-circuit when the right side could fault or has effects.
         if (op == "&&" || op == "||") && has_effects(self.cx, r) {
             return self.short_circuit(op == "&&", l, r, span);
@@ -1588,6 +1599,37 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let a = self.expr(l);
         let b = self.expr(r);
         self.arith(op, a, b, span)
+    }
+
+    /// `(T) *p` and `(T) -x`: a cast of a dereference or a negation, which
+    /// the grammar, not knowing that `T` (a template parameter, a typedef)
+    /// names a type, reads as `(T)` times `p` or minus `x`. None when the
+    /// parenthesized name is not a type, or is also a variable.
+    fn cast_read_as_arithmetic(&mut self, l: Node<'t>, op: &str, r: Node<'t>, span: Span) -> Option<RV> {
+        if self.cx.kind(l) != "parenthesized_expression" || l.named_child_count() != 1 || !matches!(op, "*" | "-" | "+") {
+            return None;
+        }
+        let name = l.named_child(0).filter(|k| self.cx.kind(*k) == "identifier").map(|k| self.cx.text(k))?;
+        if self.lookup(name).is_some() {
+            return None;
+        }
+        let ty = self.cx.type_named(name)?;
+        let rv = match op {
+            "*" => match self.deref(r, span) {
+                Some(p) => self.read_place(&p, span),
+                None => {
+                    let what = format!("the read of `*{}`", self.cx.excerpt(r));
+                    let v = self.unmodelled(r, what, Vec::new(), span);
+                    self.scalar(v)
+                }
+            },
+            "-" => {
+                let x = self.expr(r);
+                self.elementwise(UnOp::Neg, x, span)
+            }
+            _ => self.expr(r),
+        };
+        Some(self.converted(Some(ty), rv, r, span))
     }
 
     fn short_circuit(&mut self, is_and: bool, l: Node<'t>, r: Node<'t>, span: Span) -> RV {
