@@ -967,6 +967,68 @@ fn opencl_sub_group_ids_follow_the_wave_width() {
     }
 }
 
+/// Questions about a ballot's mask, in GLSL and OpenCL C: the lanes whose
+/// id is a multiple of 3 vote; 128 invocations in waves of 64 (the second
+/// word of the mask) and of 16.
+const BALLOT_QUERIES_GLSL: &str = r#"#version 450
+#extension GL_KHR_shader_subgroup_ballot : enable
+layout(local_size_x = 128) in;
+layout(std430, binding = 0) buffer Ints { uint ints[]; };
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    uvec4 b = subgroupBallot(gl_SubgroupInvocationID % 3u == 0u);
+    ints[t * 8u] = subgroupBallotBitCount(b);
+    ints[t * 8u + 1u] = subgroupBallotExclusiveBitCount(b);
+    ints[t * 8u + 2u] = subgroupBallotInclusiveBitCount(b);
+    ints[t * 8u + 3u] = subgroupBallotFindLSB(b);
+    ints[t * 8u + 4u] = subgroupBallotFindMSB(b);
+    ints[t * 8u + 5u] = uint(subgroupBallotBitExtract(b, 33u)) + 2u * uint(subgroupBallotBitExtract(b, 3u));
+    ints[t * 8u + 6u] = uint(subgroupInverseBallot(b));
+    ints[t * 8u + 7u] = b.y;
+}
+"#;
+
+const BALLOT_QUERIES_OPENCL: &str = r#"__kernel __attribute__((reqd_work_group_size(128, 1, 1)))
+void k(__global uint* ints)
+{
+    uint t = get_local_id(0);
+    uint4 b = sub_group_ballot(get_sub_group_local_id() % 3 == 0);
+    ints[t * 8] = sub_group_ballot_bit_count(b);
+    ints[t * 8 + 1] = sub_group_ballot_exclusive_scan(b);
+    ints[t * 8 + 2] = sub_group_ballot_inclusive_scan(b);
+    ints[t * 8 + 3] = sub_group_ballot_find_lsb(b);
+    ints[t * 8 + 4] = sub_group_ballot_find_msb(b);
+    ints[t * 8 + 5] = sub_group_ballot_bit_extract(b, 33) + 2 * sub_group_ballot_bit_extract(b, 3);
+    ints[t * 8 + 6] = sub_group_inverse_ballot(b);
+    ints[t * 8 + 7] = b.y;
+}
+"#;
+
+#[test]
+fn ballot_queries_count_and_find_the_voting_lanes() {
+    for (file, lang, source, entry) in [("b.comp", Lang::Glsl, BALLOT_QUERIES_GLSL, "main"), ("b.cl", Lang::OpenCl, BALLOT_QUERIES_OPENCL, "k")] {
+        for wave in [16u32, 64] {
+            let config = RunConfig { groups: [1, 1, 1], wave_size: Some(wave), ..RunConfig::default() };
+            let (db, o) = compile_and_run(file, lang, source, entry, "[buffers.ints]\nlen = 1024\n", config);
+            assert_eq!(findings(&db, &o), Vec::<String>::new(), "{file}");
+            let want: Vec<u32> = (0..128u32)
+                .flat_map(|t| {
+                    let lane = t % wave;
+                    let votes: Vec<u32> = (0..wave).filter(|l| l % 3 == 0).collect();
+                    let below = votes.iter().filter(|&&l| l < lane).count() as u32;
+                    let own = u32::from(lane % 3 == 0);
+                    let has = |l: u32| u32::from(votes.contains(&l));
+                    let high_word = votes.iter().filter(|&&l| l >= 32).fold(0u32, |m, &l| m | 1 << (l - 32));
+                    [votes.len() as u32, below, below + own, 0, *votes.last().unwrap(), has(33) + 2 * has(3), own, high_word]
+                })
+                .collect();
+            assert_eq!(o.buffer("ints").unwrap().u32s(), want, "{file}, waves of {wave}");
+        }
+    }
+}
+
 /// GLSL's inclusive scans, half packing, class tests, the two-argument
 /// `atan` and `tanh`, and a subgroup-scope `controlBarrier` ordering one
 /// subgroup's exchange; 16 invocations in subgroups of 8.

@@ -121,6 +121,11 @@ pub struct Dialect {
     /// Inclusive scans: the exclusive scan named (`PrefixSum`, `PrefixProduct`)
     /// combined with the lane's own value.
     pub inclusive_scans: &'static [(&'static str, WaveOp)],
+    /// Functions of a ballot's lane mask (`subgroupBallotBitCount`).
+    pub ballot_queries: &'static [(&'static str, BallotQuery)],
+    /// The 32-bit words a ballot returns (`uint4` in HLSL and GLSL, lanes 32
+    /// and up in the second; one in CUDA).
+    pub ballot_words: u32,
     /// Wave intrinsics whose first argument is a lane mask to skip (`__shfl_sync(mask, …)`).
     pub wave_mask_first: bool,
     /// Intrinsic functions: integer, float, half, bit and memory-fetch built-ins.
@@ -356,6 +361,26 @@ pub enum VectorIntrinsic {
     UnpackHalves,
     /// Two f32s rounded to halves, the first in the low 16 bits (GLSL `packHalf2x16`).
     PackHalves,
+}
+
+/// A question about a ballot's lane mask, answered with bit arithmetic on
+/// the mask and the lane's index (no lane exchanges anything).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BallotQuery {
+    /// How many lanes the mask has.
+    BitCount,
+    /// How many lanes below this one it has.
+    LowerLanes,
+    /// How many lanes up to and including this one it has.
+    LowerLanesAndOwn,
+    /// Its lowest lane.
+    LowestLane,
+    /// Its highest lane.
+    HighestLane,
+    /// Whether it has the lane the second argument names.
+    LaneBit,
+    /// Whether it has this lane.
+    OwnBit,
 }
 
 /// The names of a language's cooperative matrices. lockstep does not model
@@ -710,6 +735,8 @@ pub static HLSL: Dialect = Dialect {
         ("QuadReadLaneAt", WaveOp::Shuffle),
     ],
     inclusive_scans: &[],
+    ballot_queries: &[],
+    ballot_words: 4,
     wave_mask_first: false,
     intrinsics: HLSL_INTRINSICS,
     vector_intrinsics: &[],
@@ -820,6 +847,8 @@ pub static CUDA: Dialect = Dialect {
         ("__match_any_sync", WaveOp::MatchAny),
     ],
     inclusive_scans: &[],
+    ballot_queries: &[],
+    ballot_words: 1,
     wave_mask_first: true,
     intrinsics: CUDA_INTRINSICS,
     vector_intrinsics: CUDA_VECTOR_INTRINSICS,
@@ -1105,8 +1134,19 @@ pub static OPENCL: Dialect = Dialect {
         ("sub_group_shuffle_xor", WaveOp::ShuffleXor),
         ("sub_group_shuffle_up", WaveOp::ShuffleUp),
         ("sub_group_shuffle_down", WaveOp::ShuffleDown),
+        ("sub_group_ballot", WaveOp::Ballot),
     ],
     inclusive_scans: &[("sub_group_scan_inclusive_add", WaveOp::PrefixSum)],
+    ballot_queries: &[
+        ("sub_group_ballot_bit_count", BallotQuery::BitCount),
+        ("sub_group_ballot_exclusive_scan", BallotQuery::LowerLanes),
+        ("sub_group_ballot_inclusive_scan", BallotQuery::LowerLanesAndOwn),
+        ("sub_group_ballot_find_lsb", BallotQuery::LowestLane),
+        ("sub_group_ballot_find_msb", BallotQuery::HighestLane),
+        ("sub_group_ballot_bit_extract", BallotQuery::LaneBit),
+        ("sub_group_inverse_ballot", BallotQuery::OwnBit),
+    ],
+    ballot_words: 4,
     wave_mask_first: false,
     intrinsics: OPENCL_INTRINSICS,
     vector_intrinsics: &[],
@@ -1417,6 +1457,16 @@ pub static GLSL: Dialect = Dialect {
         ("subgroupShuffleDown", WaveOp::ShuffleDown),
     ],
     inclusive_scans: &[("subgroupInclusiveAdd", WaveOp::PrefixSum), ("subgroupInclusiveMul", WaveOp::PrefixProduct)],
+    ballot_queries: &[
+        ("subgroupBallotBitCount", BallotQuery::BitCount),
+        ("subgroupBallotExclusiveBitCount", BallotQuery::LowerLanes),
+        ("subgroupBallotInclusiveBitCount", BallotQuery::LowerLanesAndOwn),
+        ("subgroupBallotFindLSB", BallotQuery::LowestLane),
+        ("subgroupBallotFindMSB", BallotQuery::HighestLane),
+        ("subgroupBallotBitExtract", BallotQuery::LaneBit),
+        ("subgroupInverseBallot", BallotQuery::OwnBit),
+    ],
+    ballot_words: 4,
     wave_mask_first: false,
     intrinsics: GLSL_INTRINSICS,
     vector_intrinsics: &[
@@ -1742,6 +1792,8 @@ pub static METAL: Dialect = Dialect {
         ("simd_is_first", WaveOp::IsFirstLane),
     ],
     inclusive_scans: &[("simd_prefix_inclusive_sum", WaveOp::PrefixSum), ("simd_prefix_inclusive_product", WaveOp::PrefixProduct)],
+    ballot_queries: &[],
+    ballot_words: 1,
     wave_mask_first: false,
     intrinsics: METAL_INTRINSICS,
     vector_intrinsics: &[],
@@ -1869,6 +1921,8 @@ pub static CPP_AMP: Dialect = Dialect {
     atomic_dest_is_pointer: true,
     wave_ops: &[],
     inclusive_scans: &[],
+    ballot_queries: &[],
+    ballot_words: 1,
     wave_mask_first: false,
     intrinsics: CUDA_INTRINSICS,
     vector_intrinsics: &[],
@@ -1973,6 +2027,10 @@ impl Dialect {
     }
     pub fn inclusive_scan(&self, name: &str) -> Option<WaveOp> {
         self.inclusive_scans.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
+    }
+
+    pub fn ballot_query(&self, name: &str) -> Option<BallotQuery> {
+        self.ballot_queries.iter().find(|(n, _)| *n == name).map(|(_, q)| *q)
     }
 
     pub fn wave_op(&self, name: &str) -> Option<WaveOp> {

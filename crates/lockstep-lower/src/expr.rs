@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -2039,6 +2039,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 None => exclusive,
             };
         }
+        if let Some(q) = d.ballot_query(name) {
+            return self.ballot_query(q, name, args, call, span);
+        }
         if let Some(i) = d.intrinsic(name) {
             return self.intrinsic(i, args, call, span);
         }
@@ -2302,11 +2305,64 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let len = out.len() as u32;
                 RV { vals: out, ty: if len <= 1 { SrcType::Scalar(result_t) } else { ty.with_scalar(result_t) } }
             }
+            WaveOp::Ballot if self.cx.d.ballot_words > 1 => {
+                let words = (0..self.cx.d.ballot_words)
+                    .map(|k| {
+                        let word = self.int(Type::U32, i64::from(k), span);
+                        self.emit(Op::Wave(w, vals.iter().copied().chain([word]).collect()), Type::U32, span)
+                    })
+                    .collect();
+                RV { vals: words, ty: SrcType::Vector(Type::U32, self.cx.d.ballot_words) }
+            }
             _ => {
                 let v = self.emit(Op::Wave(w, vals), result_t, span);
                 self.scalar(v)
             }
         }
+    }
+
+    /// A question about a ballot's mask: its first two 32-bit words, the
+    /// lanes of a wave of up to 64 (the widest lockstep runs).
+    fn ballot_query(&mut self, q: BallotQuery, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        let operand = |k: usize| rvs.get(k).and_then(|r| r.vals.first().copied());
+        let (Some(low), true) = (operand(0), q != BallotQuery::LaneBit || operand(1).is_some()) else {
+            return self.unmodelled_intrinsic(name, "an argument has no value lockstep can model", call, span);
+        };
+        let mut mask = self.convert(low, Type::U64, span);
+        if let Some(&high) = rvs[0].vals.get(1) {
+            let high = self.convert(high, Type::U64, span);
+            let thirty_two = self.int(Type::U64, 32, span);
+            let high = self.emit(Op::Binary(BinOp::Shl, high, thirty_two), Type::U64, span);
+            mask = self.emit(Op::Binary(BinOp::Or, mask, high), Type::U64, span);
+        }
+        let one = self.int(Type::U64, 1, span);
+        let lane = match q {
+            BallotQuery::LowerLanes | BallotQuery::LowerLanesAndOwn | BallotQuery::OwnBit => self.builtin(Builtin::LaneId, span),
+            BallotQuery::LaneBit => operand(1).unwrap_or(one),
+            _ => one,
+        };
+        let lane = self.convert(lane, Type::U64, span);
+        let v = match q {
+            BallotQuery::BitCount => self.emit(Op::Math(MathFn::PopCount, vec![mask]), Type::U32, span),
+            BallotQuery::LowerLanes | BallotQuery::LowerLanesAndOwn => {
+                // The lanes below: (1 << lane) - 1; up to and including: (2 << lane) - 1.
+                let first = if q == BallotQuery::LowerLanes { one } else { self.int(Type::U64, 2, span) };
+                let above = self.emit(Op::Binary(BinOp::Shl, first, lane), Type::U64, span);
+                let below = self.emit(Op::Binary(BinOp::Sub, above, one), Type::U64, span);
+                let kept = self.emit(Op::Binary(BinOp::And, mask, below), Type::U64, span);
+                self.emit(Op::Math(MathFn::PopCount, vec![kept]), Type::U32, span)
+            }
+            BallotQuery::LowestLane => self.emit(Op::Math(MathFn::FirstBitLow, vec![mask]), Type::U32, span),
+            BallotQuery::HighestLane => self.emit(Op::Math(MathFn::FirstBitHigh, vec![mask]), Type::U32, span),
+            BallotQuery::LaneBit | BallotQuery::OwnBit => {
+                let shifted = self.emit(Op::Binary(BinOp::Shr, mask, lane), Type::U64, span);
+                let bit = self.emit(Op::Binary(BinOp::And, shifted, one), Type::U64, span);
+                let zero = self.int(Type::U64, 0, span);
+                self.emit(Op::Cmp(CmpOp::Ne, bit, zero), Type::Bool, span)
+            }
+        };
+        self.scalar(v)
     }
 
     /// Lowers a call to an intrinsic of the dialect's table, component-wise over vectors.
