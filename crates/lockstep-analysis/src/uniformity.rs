@@ -783,7 +783,7 @@ fn forwarded_stores(f: &Function, cfg: &Cfg) -> Vec<Option<Value>> {
         let clobbers = |v: &Value| match &f.inst(*v).op {
             Op::Store(m, _) => m.root == load.root || through_pointer(m),
             Op::Atomic(_, m, _) => through_pointer(m),
-            Op::Call(..) => true,
+            Op::Call(callee, _) => !matches!(callee, lockstep_ir::Callee::UnknownValue(_)),
             _ => false,
         };
         // The nearest store or call before the load, up the dominator tree.

@@ -167,7 +167,7 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
         let words = match &inst.op {
             Op::Load(_) => continue,
             Op::Atomic(_, r, _) => Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))),
-            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => Some(format!("the result of `{name}`")),
+            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name) | Callee::UnknownValue(name), _) => Some(format!("the result of `{name}`")),
             Op::Wave(..) => Some("a value exchanged between lanes".to_string()),
             _ => None,
         };
@@ -197,7 +197,7 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
             Op::Load(r) if r.space == lockstep_ir::MemSpace::Constant => (None, false),
             Op::Load(r) => (Some(format!("a value loaded from `{}`", root_name(m, f, &r.root))), true),
             Op::Atomic(_, r, _) => (Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))), true),
-            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name), _) => (Some(format!("the result of `{name}`")), true),
+            Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name) | Callee::UnknownValue(name), _) => (Some(format!("the result of `{name}`")), true),
             Op::Wave(..) => (Some("a value exchanged between lanes".to_string()), true),
             // Which threads share a lane depends on the wave's width.
             Op::Builtin(lockstep_ir::Builtin::LaneId) if unfixed_waves => {

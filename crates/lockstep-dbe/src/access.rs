@@ -207,6 +207,7 @@ impl<'m> Effects<'m> {
         let id = match callee {
             // Not a call the user can vouch for: what it touches is unknown.
             Callee::Unmodelled(_) => return Rc::new(top_effects()),
+            Callee::UnknownValue(_) => return Rc::new(Vec::new()),
             Callee::Func(id) if self.module.functions.get(id.index()).is_some_and(|g| !g.blocks.is_empty()) => *id,
             _ => return self.opaque(),
         };

@@ -236,6 +236,9 @@ pub enum Callee {
     /// A construct the front end could not model (named here): it may read
     /// and write any memory its operands could reach, in every space.
     Unmodelled(String),
+    /// A value the front end does not model (named here): unknown, as
+    /// uniform as its operands, and touching no memory.
+    UnknownValue(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]

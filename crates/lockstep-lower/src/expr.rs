@@ -7,7 +7,7 @@ use crate::template::TemplateArg;
 use crate::view::View;
 use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Offsets, Place, RV};
 use lockstep_diag::{Diagnostic, Severity};
-use lockstep_ir::{AtomicOp, BinOp, Builtin, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
+use lockstep_ir::{AtomicOp, BinOp, Builtin, Callee, CmpOp, Const, MathFn, MemSpace, Op, Root, Scope, Type, UnOp, Value, WaveOp};
 use lockstep_source::Span;
 use lockstep_syntax::{Node, NodeFields};
 use std::borrow::Cow;
@@ -68,6 +68,9 @@ fn swizzle(field: &str, width: u32) -> Option<Vec<u32>> {
     }
     None
 }
+
+/// What an element of a cooperative matrix is called where its unknown value shows.
+const MATRIX_ELEMENT: &str = "an element of a cooperative matrix";
 
 impl<'c, 't> FnLowerer<'c, 't> {
     pub fn undef(&mut self, ty: Type, span: Span) -> RV {
@@ -140,6 +143,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let ty = place.ty().clone();
         let vals = self.convert_to(rv, &ty, span);
         match place {
+            Place::MatrixElement { var, index, .. } => {
+                let old = self.ssa.read(&mut self.f, *var, self.cur, span);
+                let operands = [old, *index].into_iter().chain(vals).collect();
+                let t = self.f.inst(old).ty;
+                let new = self.emit(Op::Call(Callee::UnknownValue(MATRIX_ELEMENT.into()), operands), t, span);
+                self.ssa.write(*var, self.cur, new);
+            }
             Place::Component { vars, width, index, .. } => {
                 for (k, element) in vars.chunks(*width).enumerate() {
                     let chosen = self.is_component(*index, k, span);
@@ -199,6 +209,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     pub fn read_place(&mut self, place: &Place, span: Span) -> RV {
         match place {
+            Place::MatrixElement { var, index, ty } => {
+                // Each thread holds its own elements: the value varies with the lane.
+                let matrix = self.ssa.read(&mut self.f, *var, self.cur, span);
+                let lane = self.builtin(Builtin::LaneId, span);
+                let t = ty.scalar(&self.cx.structs);
+                let v = self.emit(Op::Call(Callee::UnknownValue(MATRIX_ELEMENT.into()), vec![matrix, *index, lane]), t, span);
+                RV { vals: vec![v], ty: ty.clone() }
+            }
             Place::Component { vars, width, index, ty } => {
                 let mut chosen: Vec<Value> = Vec::with_capacity(*width);
                 for (k, element) in vars.chunks(*width).enumerate() {
@@ -1056,6 +1074,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let base = self.add_index(start, scaled, span);
                 Some(Place::Mem { space, root, base, offsets: Offsets::Dense(width as u32), ty: element })
             }
+            Place::Vars { vars, ty } if vars.len() == 1 && self.matrix_vars.contains(&vars[0]) => {
+                Some(Place::MatrixElement { var: vars[0], index: idx, ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+            }
             Place::Vars { vars, ty } => {
                 let (width, element) = match element_of(&ty) {
                     Some(e) => e,
@@ -1078,6 +1099,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let picked = vars.chunks(width).map(|element| element[k]).collect();
                 Some(Place::Component { vars: picked, width: 1, index, ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
             }
+            // An element of a matrix's element: not a construct of any language.
+            Place::MatrixElement { .. } => None,
             Place::Mem { space, root, base, ty, .. } => {
                 // Indexing a non-array in memory (a pointer's pointee): element stride.
                 let cells = ty.cells(&self.cx.structs).max(1);
@@ -1114,6 +1137,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let ty = if picks.len() == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, picks.len() as u32) };
                 Some(Place::Component { vars: picked, width: picks.len(), index, ty })
             }
+            Place::MatrixElement { .. } => None,
             Place::Vars { vars, ty } => {
                 if let SrcType::Struct(si) = ty {
                     let (offs, fty) = self.field_layout(si, fname)?;
@@ -2945,6 +2969,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let def = self.choose_overload(&defs, &lowered);
                 self.receiver = Some(receiver);
                 return self.inline_call(def, method, &lowered, call);
+            }
+        }
+        // `m.length()`: how many of a cooperative matrix's elements each thread holds, the same in all.
+        if let (Some(Place::Vars { vars, .. }), "length") = (self.place(obj), method) {
+            if vars.len() == 1 && self.matrix_vars.contains(&vars[0]) {
+                let v = self.emit(Op::Call(Callee::UnknownValue("the number of elements of a cooperative matrix each thread holds".into()), Vec::new()), Type::I32, span);
+                return self.scalar(v);
             }
         }
         let rvs = args.iter().map(|&a| self.expr(a)).collect();

@@ -29,6 +29,10 @@ pub enum Place {
     Vars { vars: Vec<Var>, ty: SrcType },
     /// Memory cells at `base + offsets[i]`.
     Mem { space: MemSpace, root: Root, base: Value, offsets: Offsets, ty: SrcType },
+    /// Element `index` of a cooperative matrix held in `var`: lockstep holds
+    /// the matrix as one unknown value, so a read is unknown and a write
+    /// leaves the matrix unknown, both touching no memory.
+    MatrixElement { var: Var, index: Value, ty: SrcType },
     /// The element of a register vector or matrix that a value computed at
     /// run time selects (`v[i]`, `m[i]`): element k is `vars[k * width..][..width]`;
     /// a read picks among them, a write updates the one `index` names. An
@@ -41,7 +45,7 @@ impl Place {
     /// The source type of what the place holds.
     pub fn ty(&self) -> &SrcType {
         match self {
-            Place::Vars { ty, .. } | Place::Mem { ty, .. } | Place::Component { ty, .. } => ty,
+            Place::Vars { ty, .. } | Place::Mem { ty, .. } | Place::Component { ty, .. } | Place::MatrixElement { ty, .. } => ty,
         }
     }
 }
@@ -134,6 +138,8 @@ pub struct FnLowerer<'c, 't> {
     /// was declared with (read in a loop, the variable would be a phi still
     /// open, and `if constexpr` on it would not be decided).
     pub constant_values: FxHashMap<Var, Value>,
+    /// The variables that hold a cooperative matrix (one unknown value each).
+    pub matrix_vars: FxHashSet<Var>,
     /// Per scope, the type aliases it declares (`using tile_ab = tile<16, 8>;`)
     /// with the meaning each name had before, restored when it closes.
     type_aliases: Vec<Vec<(String, Option<SrcType>)>>,
@@ -208,6 +214,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             type_aliases: vec![Vec::new()],
             runtime_dims: FxHashMap::default(),
             constant_values: FxHashMap::default(),
+            matrix_vars: FxHashSet::default(),
             loops: Vec::new(),
             frames: Vec::new(),
             depth: 0,
@@ -1043,6 +1050,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             let place = self.local_place(&name, &ty, span);
             self.note_runtime_dims(&place, d, span);
+            if let (true, Place::Vars { vars, .. }) = (self.declares_cooperative_matrix(n), &place) {
+                self.matrix_vars.extend(vars.iter().copied());
+            }
             let rv = match (init_rv, init) {
                 (Some(rv), _) => Some(rv),
                 (None, Some(init)) => Some(self.initializer(init, &ty)),
@@ -1064,6 +1074,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             self.bind(name, Binding::Place(place));
         }
+    }
+
+    /// Whether a declaration's type is a cooperative matrix (`coopmat<…>`).
+    fn declares_cooperative_matrix(&self, declaration: Node<'t>) -> bool {
+        let Some(ty) = declaration.field(self.cx.fields.ty) else { return false };
+        let name = ty.field(self.cx.fields.name).unwrap_or(ty);
+        self.cx.d.cooperative_matrices.types.contains(&self.cx.text(name).trim())
     }
 
     /// Records the dimensions of a declared array whose lengths are not all
