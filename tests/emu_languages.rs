@@ -967,6 +967,44 @@ fn opencl_sub_group_ids_follow_the_wave_width() {
     }
 }
 
+/// A struct with an array member, a local and an invocation's own global,
+/// indexed at run time (the array lives in the invocation's memory).
+const STRUCT_ARRAYS_GLSL: &str = r#"#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer Ints { int ints[]; };
+struct cache_t { int qs[8]; int total; };
+cache_t cache;
+
+void fill(uint t) {
+    for (uint i = 0u; i < 8u; i++) {
+        cache.qs[i] = int(t * 10u + i);
+    }
+    cache.total = 0;
+}
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    fill(t);
+    cache_t copy = cache;
+    for (uint i = 0u; i < t; i++) {
+        copy.total += copy.qs[(i * 3u) % 8u];
+    }
+    copy.qs[t % 8u] = -1;
+    ints[t * 2u] = copy.total;
+    ints[t * 2u + 1u] = copy.qs[t % 8u] + cache.qs[t % 8u];
+}
+"#;
+
+#[test]
+fn struct_array_members_are_indexed_at_run_time() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let (db, o) = compile_and_run("s.comp", Lang::Glsl, STRUCT_ARRAYS_GLSL, "main", "[buffers.ints]\nlen = 32\n", config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<i32> = (0..16i32).flat_map(|t| [(0..t).map(|i| t * 10 + (i * 3) % 8).sum(), -1 + t * 10 + t % 8]).collect();
+    assert_eq!(o.buffer("ints").unwrap().i32s(), want);
+}
+
 /// Questions about a ballot's mask, in GLSL and OpenCL C: the lanes whose
 /// id is a multiple of 3 vote; 128 invocations in waves of 64 (the second
 /// word of the mask) and of 16.

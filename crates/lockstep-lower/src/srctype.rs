@@ -206,6 +206,15 @@ impl SrcType {
         matches!(self, SrcType::Scalar(_) | SrcType::Vector(..) | SrcType::Matrix(..) | SrcType::Pointer(..) | SrcType::Struct(_) | SrcType::Function)
     }
 
+    /// Whether an array is part of the value (a struct member, at any depth).
+    pub fn contains_array(&self, structs: &[StructDef]) -> bool {
+        match self {
+            SrcType::Array(..) => true,
+            SrcType::Struct(i) => structs.get(*i).is_some_and(|s| s.fields.iter().any(|(_, t)| t.contains_array(structs))),
+            _ => false,
+        }
+    }
+
     /// Array dimensions and the element below them (`float a[4][8]` → [4, 8], float).
     pub fn array_dims(&self) -> (Vec<u64>, &SrcType) {
         let mut dims = Vec::new();

@@ -418,7 +418,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// Storage for a thread's own variable: SSA variables, or private memory
     /// for arrays and aggregates.
     fn local_place(&mut self, name: &str, ty: &SrcType, span: Span) -> Place {
-        if ty.is_register() {
+        // A struct with an array member lives in memory, like an array, so
+        // that an index computed at run time names one element.
+        if ty.is_register() && !ty.contains_array(&self.cx.structs) {
             let vars = self.new_vars(ty, name);
             return Place::Vars { vars, ty: ty.clone() };
         }
