@@ -967,6 +967,31 @@ fn opencl_sub_group_ids_follow_the_wave_width() {
     }
 }
 
+/// An overload that calls another of the same name: a call, not recursion.
+const OVERLOADS_CALLING_OVERLOADS_GLSL: &str = r#"#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer Floats { vec4 floats[]; };
+
+float widened(uint u) { return uintBitsToFloat(u << 16); }
+vec4 widened(uvec4 u) { return vec4(widened(u.x), widened(u.y), widened(u.z), widened(u.w)); }
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x;
+    floats[t] = widened(uvec4(0x3f80u + t, 0x4000u, 0xbf80u, 0x4040u));
+}
+"#;
+
+#[test]
+fn overloads_calling_overloads_are_inlined() {
+    let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
+    let launch = "[buffers.floats]\nlen = 32\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("o.comp", Lang::Glsl, OVERLOADS_CALLING_OVERLOADS_GLSL, "main", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<f32> = (0..8u32).flat_map(|t| [f32::from_bits((0x3f80 + t) << 16), 2.0, -1.0, 3.0]).collect();
+    assert_eq!(o.buffer("floats").unwrap().f32s(), want);
+}
+
 /// A struct with an array member, a local and an invocation's own global,
 /// indexed at run time (the array lives in the invocation's memory).
 const STRUCT_ARRAYS_GLSL: &str = r#"#version 450

@@ -105,7 +105,8 @@ struct LoopTargets {
 
 /// An inlined helper being lowered.
 struct Frame {
-    name: String,
+    /// The definition inlined (overloads share a name, not a body).
+    body: usize,
     return_to: BlockId,
     ret: Option<(Vec<Var>, SrcType)>,
     /// A lambda with no declared return type: `ret` takes the type of the
@@ -1217,7 +1218,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let span = self.span(call);
         let receiver = self.receiver.take();
         let explicit_template_args = self.explicit_template_args.take();
-        let site = match self.inline_site(name, args, call, span) {
+        let site = match self.inline_site(name, def.id(), args, call, span) {
             Ok(site) => site,
             Err(opaque) => return opaque,
         };
@@ -1245,7 +1246,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_scope_ints = std::mem::replace(&mut self.scope_ints, vec![FxHashMap::default()]);
         let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
-        self.frames.push(Frame { name: name.to_string(), return_to, ret: ret.clone(), deduces_return: false, site });
+        self.frames.push(Frame { body: def.id(), return_to, ret: ret.clone(), deduces_return: false, site });
         // A member function sees its object's fields by name.
         if let Some(receiver) = &receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
@@ -1312,10 +1313,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.returned(ret, return_to, span)
     }
 
-    /// The inline site of a call to `name`; where the call recurses or nests
-    /// too deep, the opaque call that stands for it instead.
-    fn inline_site(&mut self, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>, span: Span) -> Result<u32, RV> {
-        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.name == name) {
+    /// The inline site of a call to `name` (the definition `body`); where the
+    /// call recurses or nests too deep, the opaque call that stands for it instead.
+    fn inline_site(&mut self, name: &str, body: usize, args: &[(Option<Place>, RV)], call: Node<'t>, span: Span) -> Result<u32, RV> {
+        if self.frames.len() >= 32 || self.frames.iter().any(|f| f.body == body) {
             self.diag("unsupported", call, format!("recursive or deeply nested call to `{name}` is not inlined"));
             return Err(self.opaque_call(name, args.iter().map(|(_, rv)| rv.clone()).collect(), span));
         }
@@ -1425,7 +1426,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// are bound in a scope of their own.
     pub fn inline_lambda(&mut self, lambda: Node<'t>, name: &str, args: &[(Option<Place>, RV)], call: Node<'t>) -> RV {
         let span = self.span(call);
-        let site = match self.inline_site(name, args, call, span) {
+        let site = match self.inline_site(name, lambda.id(), args, call, span) {
             Ok(site) => site,
             Err(opaque) => return opaque,
         };
@@ -1442,7 +1443,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scopes.push(FxHashMap::default());
         self.scope_ints.push(FxHashMap::default());
         let saved_loops = std::mem::take(&mut self.loops);
-        self.frames.push(Frame { name: name.to_string(), return_to, ret, deduces_return, site });
+        self.frames.push(Frame { body: lambda.id(), return_to, ret, deduces_return, site });
         if let Some(params) = declarator.and_then(|d| d.field(self.cx.fields.parameters)) {
             self.bind_parameters(params, args);
         }
