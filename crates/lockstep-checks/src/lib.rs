@@ -157,6 +157,7 @@ impl FileChecker {
             out.push(lockstep_dbe::diagnostic(db, report));
         }
         dedup(out);
+        races::drop_reports_of_proven_races(out);
         merge_same_defect(out);
     }
 }

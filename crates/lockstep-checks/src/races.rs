@@ -17,6 +17,31 @@ pub const BENIGN_RACE: &str = "benign-race";
 pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
 pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
+const RACE_ERRORS: [Rule; 8] = [
+    Rule::SharedRaw,
+    Rule::SharedWar,
+    Rule::SharedWaw,
+    Rule::SharedFirstRead,
+    Rule::RwBufferNotCoherent,
+    Rule::GlobalNoThreadfence,
+    Rule::DeviceRace,
+    Rule::FenceWithoutSync,
+];
+
+/// One finding per defect across classes: where a race between two lines
+/// is an error (for one pair of threads, one instantiation), the quieter
+/// reports of the same lines (possible, warp-synchronous, benign; other
+/// pairs or instantiations) say nothing more and go.
+pub fn drop_reports_of_proven_races(diags: &mut Vec<Diagnostic>) {
+    let lines = |d: &Diagnostic| (d.span, d.labels.iter().map(|l| l.span).collect::<Vec<_>>());
+    let proven: std::collections::HashSet<_> =
+        diags.iter().filter(|d| d.severity == Severity::Error && RACE_ERRORS.iter().any(|r| r.id() == d.rule)).map(lines).collect();
+    if proven.is_empty() {
+        return;
+    }
+    diags.retain(|d| !([POSSIBLE_RACE, WARP_SYNCHRONOUS_RACE, BENIGN_RACE].contains(&d.rule.as_str()) && proven.contains(&lines(d))));
+}
+
 /// Reports the races of one kernel, stopping when the thread's CPU time reaches `deadline`.
 pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, deadline: std::time::Duration, out: &mut Vec<Diagnostic>) {
     let (findings, stats) = lockstep_race::analyze_kernel_until(k.module, oracle.kernel(), Some(deadline));
