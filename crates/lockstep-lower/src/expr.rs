@@ -1630,11 +1630,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// names a type, reads as `(T)` times `p` or minus `x`. None when the
     /// parenthesized name is not a type, or is also a variable.
     fn cast_read_as_arithmetic(&mut self, l: Node<'t>, op: &str, r: Node<'t>, span: Span) -> Option<RV> {
-        if self.cx.kind(l) != "parenthesized_expression" || l.named_child_count() != 1 || !matches!(op, "*" | "-" | "+") {
+        if !matches!(op, "*" | "-" | "+") || self.cx.src.as_bytes().get(l.start_byte()) != Some(&b'(') {
             return None;
         }
-        let name = l.named_child(0).filter(|k| self.cx.kind(*k) == "identifier").map(|k| self.cx.text(k))?;
-        if self.lookup(name).is_some() {
+        // The left side's text alone tells (no walk of the tree).
+        let name = self.cx.text(l).strip_prefix('(')?.strip_suffix(')')?.trim();
+        let is_name = name.bytes().next().is_some_and(|b| !b.is_ascii_digit()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !is_name || self.lookup(name).is_some() {
             return None;
         }
         let ty = self.cx.type_named(name)?;

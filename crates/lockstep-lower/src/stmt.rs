@@ -946,6 +946,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             crate::module::declares_memory_of_unknown_type(self.cx, n);
             base = Some(crate::module::unknown_element_type(self.cx, t));
         }
+        let declares_matrix = !self.cx.d.cooperative_matrices.types.is_empty() && self.declares_cooperative_matrix(n);
         let mut c = n.walk();
         let decls: Vec<_> = n.fields(self.cx.fields.declarator, &mut c).collect();
         for d in decls {
@@ -1053,7 +1054,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             let place = self.local_place(&name, &ty, span);
             self.note_runtime_dims(&place, d, span);
-            if let (true, Place::Vars { vars, .. }) = (self.declares_cooperative_matrix(n), &place) {
+            if let (Place::Vars { vars, .. }, true) = (&place, declares_matrix) {
                 self.matrix_vars.extend(vars.iter().copied());
             }
             let rv = match (init_rv, init) {
