@@ -17,17 +17,6 @@ pub const BENIGN_RACE: &str = "benign-race";
 pub const SHARED_READ_UNINITIALIZED: &str = "shared-read-uninitialized";
 pub const WARP_SYNCHRONOUS_RACE: &str = "warp-synchronous-race";
 
-const RACE_ERRORS: [Rule; 8] = [
-    Rule::SharedRaw,
-    Rule::SharedWar,
-    Rule::SharedWaw,
-    Rule::SharedFirstRead,
-    Rule::RwBufferNotCoherent,
-    Rule::GlobalNoThreadfence,
-    Rule::DeviceRace,
-    Rule::FenceWithoutSync,
-];
-
 /// One finding per defect across classes: where a race between two lines
 /// is an error (for one pair of threads, one instantiation), the quieter
 /// reports of the same lines (possible, warp-synchronous, benign; other
@@ -35,7 +24,7 @@ const RACE_ERRORS: [Rule; 8] = [
 pub fn drop_reports_of_proven_races(diags: &mut Vec<Diagnostic>) {
     let lines = |d: &Diagnostic| (d.span, d.labels.iter().map(|l| l.span).collect::<Vec<_>>());
     let proven: std::collections::HashSet<_> =
-        diags.iter().filter(|d| d.severity == Severity::Error && RACE_ERRORS.iter().any(|r| r.id() == d.rule)).map(lines).collect();
+        diags.iter().filter(|d| d.severity == Severity::Error && Rule::ALL.iter().any(|r| r.id() == d.rule)).map(lines).collect();
     if proven.is_empty() {
         return;
     }

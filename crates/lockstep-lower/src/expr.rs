@@ -1074,7 +1074,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let base = self.add_index(start, scaled, span);
                 Some(Place::Mem { space, root, base, offsets: Offsets::Dense(width as u32), ty: element })
             }
-            Place::Vars { vars, ty } if vars.len() == 1 && self.matrix_vars.contains(&vars[0]) => {
+            Place::Vars { vars, ty } if self.holds_matrix(&vars) => {
                 Some(Place::MatrixElement { var: vars[0], index: idx, ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
             }
             Place::Vars { vars, ty } => {
@@ -2363,10 +2363,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             mask = self.emit(Op::Binary(BinOp::Or, mask, high), Type::U64, span);
         }
         let one = self.int(Type::U64, 1, span);
-        let lane = match q {
-            BallotQuery::LowerLanes | BallotQuery::LowerLanesAndOwn | BallotQuery::OwnBit => self.builtin(Builtin::LaneId, span),
-            BallotQuery::LaneBit => operand(1).unwrap_or(one),
-            _ => one,
+        let lane = match (q, operand(1)) {
+            (BallotQuery::LaneBit, Some(named)) => named,
+            _ => self.builtin(Builtin::LaneId, span),
         };
         let lane = self.convert(lane, Type::U64, span);
         let v = match q {
@@ -2974,8 +2973,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         // `m.length()`: how many of a cooperative matrix's elements each thread holds, the same in all.
-        if let (Some(Place::Vars { vars, .. }), "length") = (self.place(obj), method) {
-            if vars.len() == 1 && self.matrix_vars.contains(&vars[0]) {
+        if let ("length", Some(Binding::Place(Place::Vars { vars, .. }))) = (method, self.lookup(self.cx.text(obj))) {
+            if self.holds_matrix(vars) {
                 let v = self.emit(Op::Call(Callee::UnknownValue("the number of elements of a cooperative matrix each thread holds".into()), Vec::new()), Type::I32, span);
                 return self.scalar(v);
             }

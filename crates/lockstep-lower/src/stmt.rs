@@ -1080,6 +1080,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
     }
 
+    /// Whether these variables hold one cooperative matrix.
+    pub(crate) fn holds_matrix(&self, vars: &[Var]) -> bool {
+        matches!(vars, [v] if self.matrix_vars.contains(v))
+    }
+
     /// Whether a declaration's type is a cooperative matrix (`coopmat<…>`).
     fn declares_cooperative_matrix(&self, declaration: Node<'t>) -> bool {
         let Some(ty) = declaration.field(self.cx.fields.ty) else { return false };

@@ -40,6 +40,17 @@ pub enum Rule {
 }
 
 impl Rule {
+    pub const ALL: [Rule; 8] = [
+        Rule::SharedRaw,
+        Rule::SharedWar,
+        Rule::SharedWaw,
+        Rule::SharedFirstRead,
+        Rule::RwBufferNotCoherent,
+        Rule::GlobalNoThreadfence,
+        Rule::DeviceRace,
+        Rule::FenceWithoutSync,
+    ];
+
     pub fn id(self) -> &'static str {
         match self {
             Rule::SharedRaw => "groupshared-write-then-no-barrier-read",
