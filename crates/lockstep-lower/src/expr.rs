@@ -2363,16 +2363,20 @@ impl<'c, 't> FnLowerer<'c, 't> {
             mask = self.emit(Op::Binary(BinOp::Or, mask, high), Type::U64, span);
         }
         let one = self.int(Type::U64, 1, span);
-        let lane = match (q, operand(1)) {
-            (BallotQuery::LaneBit, Some(named)) => named,
-            _ => self.builtin(Builtin::LaneId, span),
+        // The lane asked about: the one the second argument names, or this one.
+        let lane = |this: &mut Self| {
+            let lane = match (q, operand(1)) {
+                (BallotQuery::LaneBit, Some(named)) => named,
+                _ => this.builtin(Builtin::LaneId, span),
+            };
+            this.convert(lane, Type::U64, span)
         };
-        let lane = self.convert(lane, Type::U64, span);
         let v = match q {
             BallotQuery::BitCount => self.emit(Op::Math(MathFn::PopCount, vec![mask]), Type::U32, span),
             BallotQuery::LowerLanes | BallotQuery::LowerLanesAndOwn => {
                 // The lanes below: (1 << lane) - 1; up to and including: (2 << lane) - 1.
                 let first = if q == BallotQuery::LowerLanes { one } else { self.int(Type::U64, 2, span) };
+                let lane = lane(self);
                 let above = self.emit(Op::Binary(BinOp::Shl, first, lane), Type::U64, span);
                 let below = self.emit(Op::Binary(BinOp::Sub, above, one), Type::U64, span);
                 let kept = self.emit(Op::Binary(BinOp::And, mask, below), Type::U64, span);
@@ -2381,6 +2385,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             BallotQuery::LowestLane => self.emit(Op::Math(MathFn::FirstBitLow, vec![mask]), Type::U32, span),
             BallotQuery::HighestLane => self.emit(Op::Math(MathFn::FirstBitHigh, vec![mask]), Type::U32, span),
             BallotQuery::LaneBit | BallotQuery::OwnBit => {
+                let lane = lane(self);
                 let shifted = self.emit(Op::Binary(BinOp::Shr, mask, lane), Type::U64, span);
                 let bit = self.emit(Op::Binary(BinOp::And, shifted, one), Type::U64, span);
                 let zero = self.int(Type::U64, 0, span);
