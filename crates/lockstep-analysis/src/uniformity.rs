@@ -117,6 +117,9 @@ pub struct Uniformity {
     /// Every wave of the group is whole (its thread count is a multiple of
     /// the fixed wave width): lanes of one number exist in every wave.
     whole_waves: bool,
+    /// The group is no wider than the fixed wave width: it is one wave, so
+    /// what is uniform within a wave is uniform within the group.
+    one_wave: bool,
     /// Per value: the same in every thread of the group that has the same
     /// lane (the lane, group-uniform values, memory read at such indices).
     /// A reduction over whole waves of such a value is group-uniform.
@@ -290,6 +293,15 @@ impl Uniformity {
                     None => likely_extents && e.group_size.is_none(),
                 })
             });
+        let one_wave = !language_rules
+            && f.entry.as_ref().is_some_and(|e| {
+                let threads = (0..3).try_fold(1u64, |acc, ax| e.threads_along(ax).map(|t| acc * t as u64));
+                let bound = match (threads, e.max_threads) {
+                    (Some(t), Some(m)) => Some(t.min(m as u64)),
+                    (t, m) => t.or(m.map(u64::from)),
+                };
+                e.wave_size.zip(bound).is_some_and(|(w, t)| t <= w as u64)
+            });
         let mut u = Uniformity {
             levels: vec![Level::Grid; n],
             inst_block: f.inst_blocks(),
@@ -301,6 +313,7 @@ impl Uniformity {
             language_rules,
             likely_extents,
             whole_waves,
+            one_wave,
             lane_fixed: vec![whole_waves; n],
             lane_joins: vec![false; n],
             exit_deps: loop_exit_dependences(f, cfg),
@@ -328,6 +341,7 @@ impl Uniformity {
                         Some(stored) => u.operand(cfg, stored, b, &inst_block),
                         None => u.transfer(f, cfg, v, b, &inst_block, &local_levels),
                     };
+                    level = u.in_group(level);
                     if let Op::Store(m, x) = &f.inst(v).op {
                         if let Root::Local(l) = m.root {
                             // The least uniform of the value, the index, and
@@ -406,7 +420,17 @@ impl Uniformity {
                 reason = Reason::Wave(WaveOp::ShuffleXor);
             }
         }
-        (level, reason)
+        (self.in_group(level), reason)
+    }
+
+    /// A level as the group sees it: in a group of one wave, uniform within
+    /// the wave is uniform within the group.
+    fn in_group(&self, level: Level) -> Level {
+        if self.one_wave && level == Level::Wave {
+            Level::Group
+        } else {
+            level
+        }
     }
 
     fn transfer(
