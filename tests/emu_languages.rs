@@ -933,16 +933,18 @@ void k(__global uint* out, __global float* f)
     out[5] = (uint)convert_int_rtz(-2.7f);
     uchar4 b = as_uchar4(0x01020304u);
     out[6] = b.x + 10 * b.w;
+    out[7] = as_ushort(convert_half_rte(f[0]));
 }
 "#;
 
 #[test]
 fn opencl_conversions_and_reinterpretations_compute_exactly() {
     let config = RunConfig { groups: [1, 1, 1], ..RunConfig::default() };
-    let launch = "[buffers.out]\nlen = 7\n[buffers.f]\nlen = 1\ntype = \"f32\"\nfill = 7.9\n";
+    let launch = "[buffers.out]\nlen = 8\n[buffers.f]\nlen = 1\ntype = \"f32\"\nfill = 7.9\n";
     let (db, o) = compile_and_run("conv.cl", Lang::OpenCl, CONVERSIONS_OPENCL, "k", launch, config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
-    let want = vec![(-2.0f32).to_bits(), 0x5678, 0x1234, 0x1234_5678, 7, (-2i32) as u32, 4 + 10];
+    // 7.9 as a half: 7.8984375 (0x47e6) lies nearer than 7.90234375.
+    let want = vec![(-2.0f32).to_bits(), 0x5678, 0x1234, 0x1234_5678, 7, (-2i32) as u32, 4 + 10, 0x47e6];
     assert_eq!(o.buffer("out").unwrap().u32s(), want);
 }
 
@@ -1452,4 +1454,49 @@ fn values_in_parentheses_before_a_logical_and_are_values() {
     let (db, o) = compile_and_run("strides.cu", Lang::Cuda, PARENTHESIZED_VALUES_CUDA, "strides", "[buffers.o]\nlen = 3\ntype = \"i32\"\n", config);
     assert_eq!(findings(&db, &o), Vec::<String>::new());
     assert_eq!(o.buffer("o").unwrap().i32s(), vec![33, 32, 32]);
+}
+
+/// OpenCL's half loads and stores widen to and round from floats;
+/// `vloada_half3`/`vstorea_half3` step by four halves; `vload8` reads eight.
+const HALVES_OPENCL: &str = r#"__kernel void halves(__global const half* h, __global half* hout, __global const float* x, __global float* out)
+{
+    uint i = get_global_id(0);
+    float a = vload_half(i, h);
+    float4 b = vload_half4(i, h);
+    float3 c = vloada_half3(i, h);
+    vstore_half(a * 2.0f + 0.5f, i, hout);
+    vstorea_half3_rte(c + 1.0f, i, hout + 8);
+    float8 w = vload8(i, x);
+    vstore2(w.s01 + w.s67, i, out + 16);
+    out[i] = a + b.y * 10.0f + b.w * 100.0f + c.z * 1000.0f + w.s3;
+}
+"#;
+
+#[test]
+fn opencl_half_and_wide_vector_loads_and_stores_move_the_right_cells() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([4, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.h]\nlen = 16\ntype = \"f16\"\nfill = { start = 0, step = 1 }\n[buffers.hout]\nlen = 24\ntype = \"f16\"\n[buffers.x]\nlen = 32\ntype = \"f32\"\nfill = { start = 0, step = 1 }\n[buffers.out]\nlen = 24\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("halves.cl", Lang::OpenCl, HALVES_OPENCL, "halves", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let out = o.buffer("out").unwrap().f32s();
+    for i in 0..4usize {
+        let f = i as f32;
+        let want = f + (4.0 * f + 1.0) * 10.0 + (4.0 * f + 3.0) * 100.0 + (4.0 * f + 2.0) * 1000.0 + (8.0 * f + 3.0);
+        assert_eq!(out[i], want, "out[{i}]");
+        assert_eq!(out[16 + 2 * i], (8 * i) as f32 + (8 * i + 6) as f32, "vstore2 x of {i}");
+        assert_eq!(out[17 + 2 * i], (8 * i + 1) as f32 + (8 * i + 7) as f32, "vstore2 y of {i}");
+    }
+    // The halves written, as bits: 0.5 + 2i (the low mantissa bits of small
+    // integers and halves are exact), then four untouched cells, then
+    // `h[4i..4i+3] + 1` in three of every four.
+    let half_bits = |x: f32| -> u32 {
+        if x == 0.0 {
+            return 0;
+        }
+        let e = x.log2().floor() as i32;
+        ((e + 15) as u32) << 10 | ((x / 2f32.powi(e) - 1.0) * 1024.0) as u32
+    };
+    let want: Vec<u32> =
+        (0..4).map(|i| half_bits(i as f32 * 2.0 + 0.5)).chain([0; 4]).chain((0..16).map(|k| if k % 4 == 3 { 0 } else { half_bits(k as f32 + 1.0) })).collect();
+    assert_eq!(&o.buffer("hout").unwrap().u32s()[..24], want.as_slice());
 }

@@ -228,6 +228,13 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
             Op::Select(..) if kernel.uni.level(v) < shared => {
                 (Some("a value each thread picks by a condition (`c ? a : b`, `select`)".to_string()), true)
             }
+            // The solver picks such a value for each thread freely.
+            Op::Math(fun, _) if inst.ty.is_int() && !lockstep_race::sym::EXACT_INT_MATH.contains(fun) && kernel.uni.level(v) < shared => {
+                (Some("a value computed by a bit or math function the solver does not follow".to_string()), true)
+            }
+            Op::Convert(x) if inst.ty.is_int() && f.inst(*x).ty.is_float() && kernel.uni.level(v) < shared => {
+                (Some("a value converted from a floating-point number".to_string()), true)
+            }
             Op::Binary(BinOp::Mul, a, b) if f.as_int(*a).is_none() && f.as_int(*b).is_none() => (Some("a product of two values that are not constants".to_string()), false),
             Op::Binary(BinOp::Div | BinOp::ExactDiv | BinOp::Rem | BinOp::Shl | BinOp::Shr, _, b) if f.as_int(*b).is_none() => (Some("a division or shift by a value that is not a constant".to_string()), false),
             _ => (None, false),
@@ -365,12 +372,15 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
             undecided_inputs(m, f, kernel, r.index, shared, &mut undecided);
         }
-        // An unmodelled construct stands for any access to the memory.
-        if let Op::Call(Callee::Unmodelled(what), _) = &f.inst(at.inst).op {
-            let words = format!("whatever {what} accesses, which lockstep does not model");
-            if !undecided.data.contains(&words) {
-                undecided.data.push(words);
-            }
+        // An unmodelled construct, or a function without a body handed a
+        // pointer, stands for any access to the memory.
+        let words = match &f.inst(at.inst).op {
+            Op::Call(Callee::Unmodelled(what), _) => Some(format!("whatever {what} accesses, which lockstep does not model")),
+            Op::Call(Callee::Opaque(name), _) => Some(format!("whatever `{name}`, whose body lockstep did not see, does with the pointers it is handed")),
+            _ => None,
+        };
+        if let Some(words) = words.filter(|w| !undecided.data.contains(w)) {
+            undecided.data.push(words);
         }
     }
     for &g in x.witness.iter().flat_map(|w| &w.atypical_open_values) {

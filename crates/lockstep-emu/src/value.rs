@@ -290,8 +290,12 @@ pub(crate) fn math(f: MathFn, arg_ty: Ty, ty: Ty, args: &[u64; 3]) -> u64 {
             MathFn::Floor => x.floor(),
             MathFn::Ceil => x.ceil(),
             MathFn::Round => x.round_ties_even(),
+            MathFn::RoundHalfAway => x.round(),
             MathFn::Trunc => x.trunc(),
             MathFn::Frac => x - x.floor(),
+            MathFn::Expm1 => x.exp_m1(),
+            MathFn::Log1p => x.ln_1p(),
+            MathFn::Erf => libm::erf(x),
             // A fused f32 multiply-add rounds once; going through f64 would round twice.
             MathFn::Fma if arg_ty == Ty::F32 && ty == Ty::F32 => {
                 return (x as f32).mul_add(y as f32, z as f32).to_bits() as u64;

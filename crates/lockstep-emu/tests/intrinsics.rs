@@ -4,7 +4,7 @@
 
 use lockstep_emu::{run, BufferInit, Launch, RunConfig, Source};
 use lockstep_ir::Type;
-use lockstep_lower::dialect::{Dialect, CUDA, GLSL, HLSL, OPENCL};
+use lockstep_lower::dialect::{Dialect, CUDA, GLSL, HLSL, METAL, OPENCL};
 use lockstep_lower::{compile, Lang, Options};
 use lockstep_source::SourceDb;
 
@@ -140,6 +140,12 @@ fn reference_in(d: &Dialect, name: &str) -> Option<Ref> {
     if std::ptr::eq(d, &GLSL) {
         return glsl_reference(name);
     }
+    if std::ptr::eq(d, &METAL) {
+        return metal_reference(name);
+    }
+    if std::ptr::eq(d, &CUDA) && name == "round" {
+        return reference("roundf");
+    }
     if !std::ptr::eq(d, &OPENCL) {
         return reference(name);
     }
@@ -152,12 +158,39 @@ fn reference_in(d: &Dialect, name: &str) -> Option<Ref> {
         "popcount" => reference("countbits")?,
         "clz" => reference("__clz")?,
         "mul_hi" => reference("__umulhi")?,
+        "mul24" => reference("__mul24")?,
+        "mad24" => r(&[I32, I32, I32], I32, |_, a| ib(((a[0] as i32) << 8 >> 8).wrapping_mul((a[1] as i32) << 8 >> 8).wrapping_add(a[2] as i32))),
+        // A scalar condition picks the second operand when it is not zero.
+        "select" => r(&[F32, F32, I32], F32, |_, a| Want::Bits(if a[2] as u32 != 0 { a[1] } else { a[0] } & 0xffff_ffff)),
+        "round" => reference("roundf")?,
+        "rint" => reference("round")?,
         "mix" => reference("lerp")?,
         "powr" => reference("pow")?,
         "as_float" => reference("asfloat")?,
         "as_int" => reference("asint")?,
         "as_uint" => reference("asuint")?,
         native if native.starts_with("native_") => reference(&native["native_".len()..])?,
+        other => reference(other)?,
+    })
+}
+
+/// Metal's spellings: its `round` rounds halfway cases away from zero and
+/// `rint` to the even neighbour, as in C.
+fn metal_reference(name: &str) -> Option<Ref> {
+    use Type::*;
+    Some(match name {
+        "sign" => glsl_reference("sign")?,
+        "round" => reference("roundf")?,
+        "rint" => reference("round")?,
+        "fract" => reference("frac")?,
+        "mix" => reference("lerp")?,
+        "powr" => reference("pow")?,
+        "popcount" => reference("__popc")?,
+        "clz" => reference("__clz")?,
+        "mulhi" => reference("__mulhi")?,
+        "reverse_bits" => reference("reversebits")?,
+        "select" => r(&[F32, F32, I32], F32, |_, a| Want::Bits(if a[2] as u32 != 0 { a[1] } else { a[0] } & 0xffff_ffff)),
+        "simd_active_threads_mask" => Ref { stmt: "if (i % 2 == 0) result[i] = simd_active_threads_mask();", ..reference("__activemask")? },
         other => reference(other)?,
     })
 }
@@ -236,6 +269,10 @@ fn reference(name: &str) -> Option<Ref> {
         "ceil" | "ceilf" => r(&[F32], F32, |_, a| fb(f(a[0]).ceil())),
         "round" | "rintf" => r(&[F32], F32, |_, a| fb(f(a[0]).round_ties_even())),
         "trunc" | "truncf" => r(&[F32], F32, |_, a| fb(f(a[0]).trunc())),
+        "roundf" => r(&[F32], F32, |_, a| fb(f(a[0]).round())),
+        "expm1" | "expm1f" => near(&[F32], |_, a| Want::Near(f(a[0]).exp_m1())),
+        "log1p" | "log1pf" => near(&[F32], |_, a| Want::Near(f(a[0]).ln_1p())),
+        "erf" | "erff" => near(&[F32], |_, a| Want::Near(libm::erff(f(a[0])))),
         "step" => r(&[F32, F32], F32, |_, a| fb(if f(a[1]) >= f(a[0]) { 1.0 } else { 0.0 })),
         "fminf" | "fmin" => r(&[F32, F32], F32, |_, a| fb(f(a[0]).min(f(a[1])))),
         "fmaxf" | "fmax" => r(&[F32, F32], F32, |_, a| fb(f(a[0]).max(f(a[1])))),
@@ -295,6 +332,7 @@ fn reference(name: &str) -> Option<Ref> {
         "__isinff" => r(&[F32], I32, |_, a| ib(f(a[0]).is_infinite() as i32)),
         "__isinf" => r(&[F64], I32, |_, a| ib(f64::from_bits(a[0]).is_infinite() as i32)),
         "isinf" => Ref { stmt: "result[i] = CALL ? 1 : 0;", ..r(&[F32], I32, |_, a| ib(f(a[0]).is_infinite() as i32)) },
+        "isfinite" => Ref { stmt: "result[i] = CALL ? 1 : 0;", ..r(&[F32], I32, |_, a| ib(f(a[0]).is_finite() as i32)) },
         "__ldg" => Ref { stmt: "result[i] = __ldg(a0 + i);", ..r(&[F32], F32, |_, a| Want::Bits(a[0])) },
         "tex1Dfetch" => Ref { stmt: "result[i] = tex1Dfetch(a0, i);", ..r(&[I32], I32, |_, a| Want::Bits(a[0])) },
         // Odd lanes are inactive where the mask is taken.
@@ -387,6 +425,11 @@ fn kernel(d: &Dialect, name: &str, r: &Ref) -> (String, Lang) {
         let mut params: Vec<String> = r.args.iter().enumerate().map(|(k, &t)| format!("__global const {}* a{k}", spelling(d, t))).collect();
         params.push(format!("__global {}* result", spelling(d, r.result)));
         (format!("__kernel void k({}) {{\n    uint i = get_global_id(0);\n    {stmt}\n}}\n", params.join(", ")), Lang::OpenCl)
+    } else if std::ptr::eq(d, &METAL) {
+        let mut params: Vec<String> = r.args.iter().enumerate().map(|(k, &t)| format!("device const {}* a{k} [[buffer({k})]]", spelling(d, t))).collect();
+        params.push(format!("device {}* result [[buffer({})]]", spelling(d, r.result), r.args.len()));
+        params.push("uint i [[thread_position_in_grid]]".into());
+        (format!("#include <metal_stdlib>\nusing namespace metal;\nkernel void k({}) {{\n    {stmt}\n}}\n", params.join(", ")), Lang::Metal)
     } else if std::ptr::eq(d, &CUDA) {
         let mut params: Vec<String> = r.args.iter().enumerate().map(|(k, &t)| format!("const {}* a{k}", spelling(d, t))).collect();
         params.push(format!("{}* result", spelling(d, r.result)));
@@ -474,7 +517,7 @@ fn check(d: &Dialect, name: &str, r: &Ref) -> Vec<String> {
 #[test]
 fn every_intrinsic_matches_its_reference() {
     let mut failures = Vec::new();
-    for d in [&HLSL, &CUDA, &OPENCL, &GLSL] {
+    for d in [&HLSL, &CUDA, &OPENCL, &GLSL, &METAL] {
         for i in d.intrinsics {
             match reference_in(d, i.name) {
                 None => failures.push(format!("{}: `{}` has no reference in tests/intrinsics.rs", d.name, i.name)),
@@ -654,4 +697,34 @@ fn cuda_half2_helpers_take_apart_and_build_vectors_exactly() {
         })
         .collect();
     assert_eq!(out.buffer("out").unwrap().u32s(), want);
+}
+
+/// OpenCL's `select` on vectors tests each condition component's top bit
+/// (a comparison's `true` is -1); on a scalar, whether it is not zero.
+const SELECT_CL: &str = r#"
+__kernel void k(__global const int* c, __global float* out) {
+    uint i = get_global_id(0);
+    int4 m = (int4)(c[i], c[i] >> 1, c[i] + 1, -c[i]);
+    float4 v = select((float4)(1.0f, 2.0f, 3.0f, 4.0f), (float4)(10.0f, 20.0f, 30.0f, 40.0f), m);
+    out[i * 5 + 0] = v.x;
+    out[i * 5 + 1] = v.y;
+    out[i * 5 + 2] = v.z;
+    out[i * 5 + 3] = v.w;
+    out[i * 5 + 4] = select(5.0f, 50.0f, c[i]);
+}
+"#;
+
+#[test]
+fn opencl_vector_select_tests_the_top_bit_and_scalar_select_tests_non_zero() {
+    let c: Vec<i32> = (0..64).map(|i| [0, 1, -1, 2, -2, i32::MIN, i32::MAX, 7][i % 8]).collect();
+    let launch = format!("[buffers.c]\ndata = {c:?}\n[buffers.out]\nlen = 320\n");
+    let out = run_source(Lang::OpenCl, SELECT_CL, &launch, [1, 1, 1]);
+    let want: Vec<f32> = c
+        .iter()
+        .flat_map(|&x| {
+            let top = |m: i32, a: f32, b: f32| if m < 0 { b } else { a };
+            [top(x, 1.0, 10.0), top(x >> 1, 2.0, 20.0), top(x.wrapping_add(1), 3.0, 30.0), top(x.wrapping_neg(), 4.0, 40.0), if x != 0 { 50.0 } else { 5.0 }]
+        })
+        .collect();
+    assert_eq!(out.buffer("out").unwrap().f32s(), want);
 }

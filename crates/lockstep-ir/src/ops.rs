@@ -89,9 +89,18 @@ pub enum MathFn {
     Atan2,
     Floor,
     Ceil,
+    /// To the nearest integer, halfway cases to the even one.
     Round,
+    /// To the nearest integer, halfway cases away from zero (C's `round`).
+    RoundHalfAway,
     Trunc,
     Frac,
+    /// `exp(x) - 1`, exact near 0.
+    Expm1,
+    /// `log(1 + x)`, exact near 0.
+    Log1p,
+    /// The error function.
+    Erf,
     Fma,
     Lerp,
     Sign,

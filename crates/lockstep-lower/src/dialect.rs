@@ -135,7 +135,8 @@ pub struct Dialect {
     /// Prefixes of toolkit intrinsic names (`__` in CUDA): a call to an unknown function
     /// with one is an intrinsic lockstep does not model, worth a warning. `""`
     /// in a language whose programs define every function they call that is
-    /// not built in (GLSL, HLSL, OpenCL C): any unknown callee is a built-in.
+    /// not built in (GLSL, HLSL, OpenCL C, Metal): any unknown callee is a
+    /// built-in, unless it is spelled like a macro.
     pub intrinsic_prefixes: &'static [&'static str],
     /// Cooperative matrices, which a whole wave or group loads, multiplies
     /// and stores together (GLSL `coopmat<…>`, Metal `simdgroup_float8x8`).
@@ -207,7 +208,9 @@ pub struct Dialect {
     /// Prefixes of functions named for their result type: a value conversion
     /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
     pub typed_conversions: Option<(&'static str, &'static str)>,
-    /// N-wide loads and stores through a pointer at `offset * N` (`vload4`, `vstore4`).
+    /// Families of N-wide loads and stores through a pointer at `offset * N`,
+    /// by name prefix; the name goes on with the width (`vload4`, `vstore_half2`,
+    /// `vstore_half_rte`).
     pub vector_memory: &'static [(&'static str, VectorMemory)],
     /// Layout qualifiers of a qualifier-only declaration that give the group
     /// size along x, y and z (GLSL `layout(local_size_x = 64) in;`); the same
@@ -272,12 +275,29 @@ pub enum AxisBuiltin {
     GlobalOffset,
 }
 
+/// A family of vector loads or stores (`vloadN(offset, p)`, `vstoreN(v, offset, p)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VectorMemory {
-    /// `vloadN(offset, pointer)`.
-    Load(u32),
-    /// `vstoreN(value, offset, pointer)`.
-    Store(u32),
+pub struct VectorMemory {
+    pub store: bool,
+    /// The memory holds halves converted from and to floats (`vload_half`),
+    /// and the width may be left out (one value).
+    pub halves: bool,
+    /// Offsets count in aligned vectors: three components take four cells
+    /// (`vloada_half3`).
+    pub aligned: bool,
+}
+
+/// One vector load or store: its family and how many components it moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorAccess {
+    pub family: VectorMemory,
+    pub width: u32,
+    /// Cells from one vector to the next.
+    pub stride: u32,
+}
+
+const fn vector_memory(store: bool, halves: bool, aligned: bool) -> VectorMemory {
+    VectorMemory { store, halves, aligned }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,9 +353,25 @@ pub enum IntrinsicOp {
     IsNan,
     /// True for an infinity of either sign.
     IsInf,
+    /// True for a value that is neither an infinity nor a NaN.
+    IsFinite,
+    /// `mul24(a, b) + c`, wrapping (OpenCL `mad24`).
+    MulAdd24,
+    /// `select(a, b, c)`: `b` where `c` holds, else `a`, component by component.
+    Select(SelectCondition),
     /// An f32 rounded to the nearest-even bfloat16 (8 bits of mantissa), kept
     /// as an f32: lockstep holds bfloat16 values in f32 cells.
     RoundToBf16,
+}
+
+/// What makes a `select` pick its second operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectCondition {
+    /// The condition is not zero (Metal's bool vectors).
+    NonZero,
+    /// A scalar condition not zero; a vector condition's component with its
+    /// top bit set (OpenCL C).
+    TopBitOfVectors,
 }
 
 /// A vector-shaped intrinsic: which components it reads and the element
@@ -570,7 +606,15 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     float("ceil", MathFn::Ceil),
     fixed("ceilf", MathFn::Ceil, Type::F32, Type::F32),
     fixed("rintf", MathFn::Round, Type::F32, Type::F32),
+    fixed("roundf", MathFn::RoundHalfAway, Type::F32, Type::F32),
+    float("round", MathFn::RoundHalfAway),
     fixed("truncf", MathFn::Trunc, Type::F32, Type::F32),
+    fixed("expm1f", MathFn::Expm1, Type::F32, Type::F32),
+    float("expm1", MathFn::Expm1),
+    fixed("log1pf", MathFn::Log1p, Type::F32, Type::F32),
+    float("log1p", MathFn::Log1p),
+    fixed("erff", MathFn::Erf, Type::F32, Type::F32),
+    float("erf", MathFn::Erf),
     float("fma", MathFn::Fma),
     fixed("fmaf", MathFn::Fma, Type::F32, Type::F32),
     fixed("__fmaf_rn", MathFn::Fma, Type::F32, Type::F32),
@@ -628,6 +672,7 @@ const CUDA_INTRINSICS: &[Intrinsic] = &[
     Intrinsic { name: "__isinff", op: IntrinsicOp::IsInf, operands: Operands::Fixed(Type::F32), result: Some(Type::I32) },
     Intrinsic { name: "__isinf", op: IntrinsicOp::IsInf, operands: Operands::Fixed(Type::F64), result: Some(Type::I32) },
     class_test("isinf", IntrinsicOp::IsInf),
+    class_test("isfinite", IntrinsicOp::IsFinite),
     memory("__ldg", IntrinsicOp::LoadThroughPointer),
     memory("tex1Dfetch", IntrinsicOp::FetchElement),
     memory("__activemask", IntrinsicOp::ActiveLaneMask),
@@ -1034,6 +1079,12 @@ const OPENCL_INTRINSICS: &[Intrinsic] = &[
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     float("trunc", MathFn::Trunc),
+    float("round", MathFn::RoundHalfAway),
+    float("rint", MathFn::Round),
+    float("expm1", MathFn::Expm1),
+    float("log1p", MathFn::Log1p),
+    float("erf", MathFn::Erf),
+    class_test("isfinite", IntrinsicOp::IsFinite),
     float("fma", MathFn::Fma),
     float("mad", MathFn::Fma),
     float("mix", MathFn::Lerp),
@@ -1042,6 +1093,9 @@ const OPENCL_INTRINSICS: &[Intrinsic] = &[
     common("popcount", MathFn::PopCount),
     common("clz", MathFn::CountLeadingZeros),
     common("mul_hi", MathFn::MulHi),
+    common("mul24", MathFn::Mul24),
+    Intrinsic { name: "mad24", op: IntrinsicOp::MulAdd24, operands: Operands::Common, result: None },
+    Intrinsic { name: "select", op: IntrinsicOp::Select(SelectCondition::TopBitOfVectors), operands: Operands::Bits, result: None },
     bitcast("as_float", Type::F32),
     bitcast("as_int", Type::I32),
     bitcast("as_uint", Type::U32),
@@ -1150,7 +1204,7 @@ pub static OPENCL: Dialect = Dialect {
     wave_mask_first: false,
     intrinsics: OPENCL_INTRINSICS,
     vector_intrinsics: &[],
-    intrinsic_prefixes: &[],
+    intrinsic_prefixes: &[""],
     cooperative_matrices: NO_COOPERATIVE_MATRICES,
     sync_objects: &[],
     float_literal_is_double: true,
@@ -1252,12 +1306,12 @@ pub static OPENCL: Dialect = Dialect {
     ],
     typed_conversions: Some(("convert_", "as_")),
     vector_memory: &[
-        ("vload2", VectorMemory::Load(2)),
-        ("vload3", VectorMemory::Load(3)),
-        ("vload4", VectorMemory::Load(4)),
-        ("vstore2", VectorMemory::Store(2)),
-        ("vstore3", VectorMemory::Store(3)),
-        ("vstore4", VectorMemory::Store(4)),
+        ("vload", vector_memory(false, false, false)),
+        ("vstore", vector_memory(true, false, false)),
+        ("vload_half", vector_memory(false, true, false)),
+        ("vloada_half", vector_memory(false, true, true)),
+        ("vstore_half", vector_memory(true, true, false)),
+        ("vstorea_half", vector_memory(true, true, true)),
     ],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1681,6 +1735,8 @@ fn metal_thread_fence(args: &[Option<i64>]) -> Barrier {
 const METAL_INTRINSICS: &[Intrinsic] = &[
     class_test("isnan", IntrinsicOp::IsNan),
     class_test("isinf", IntrinsicOp::IsInf),
+    class_test("isfinite", IntrinsicOp::IsFinite),
+    Intrinsic { name: "select", op: IntrinsicOp::Select(SelectCondition::NonZero), operands: Operands::Bits, result: None },
     common("min", MathFn::Min),
     common("max", MathFn::Max),
     float("fmin", MathFn::Min),
@@ -1710,6 +1766,7 @@ const METAL_INTRINSICS: &[Intrinsic] = &[
     float("floor", MathFn::Floor),
     float("ceil", MathFn::Ceil),
     float("rint", MathFn::Round),
+    float("round", MathFn::RoundHalfAway),
     float("trunc", MathFn::Trunc),
     float("fract", MathFn::Frac),
     float("fma", MathFn::Fma),
@@ -1798,7 +1855,7 @@ pub static METAL: Dialect = Dialect {
     intrinsics: METAL_INTRINSICS,
     vector_intrinsics: &[],
     // Other SIMD-group and quad-group functions, and atomics lockstep does not model, are worth a note.
-    intrinsic_prefixes: &["simd_", "quad_", "atomic_"],
+    intrinsic_prefixes: &[""],
     cooperative_matrices: CooperativeMatrices {
         types: &["simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"],
         functions: &["simdgroup_load", "simdgroup_store", "simdgroup_multiply_accumulate", "simdgroup_multiply", "make_filled_simdgroup_matrix"],
@@ -1995,8 +2052,22 @@ impl Dialect {
     pub fn image_function(&self, name: &str) -> Option<ImageAccess> {
         self.image_functions.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
     }
-    pub fn vector_memory(&self, name: &str) -> Option<VectorMemory> {
-        self.vector_memory.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    /// The vector load or store a name calls: a family's prefix, the width
+    /// (2, 3, 4, 8 or 16; left out for one half), and for a store of halves
+    /// the rounding `_rte`, which is the default. Other roundings are not
+    /// modelled (None).
+    pub fn vector_memory(&self, name: &str) -> Option<VectorAccess> {
+        self.vector_memory.iter().find_map(|&(prefix, family)| {
+            let rest = name.strip_prefix(prefix)?;
+            let rest = if family.store && family.halves { rest.strip_suffix("_rte").unwrap_or(rest) } else { rest };
+            let width = match rest {
+                "" if family.halves => 1,
+                "2" | "3" | "4" | "8" | "16" => rest.parse().ok()?,
+                _ => return None,
+            };
+            let stride = if family.aligned && width == 3 { 4 } else { width };
+            Some(VectorAccess { family, width, stride })
+        })
     }
     pub fn named_constant(&self, name: &str) -> Option<i64> {
         self.named_constants.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)

@@ -1,6 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, VectorIntrinsic, VectorMemory};
+use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, SelectCondition, VectorAccess, VectorIntrinsic};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
@@ -652,7 +652,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 // uniform values; said once for the file.
                 if !self.unknown_names.contains(name) {
                     let at = self.span(n);
-                    self.cx.undeclared_name(name, at, false);
+                    self.cx.undeclared_name(name, at, crate::module::UndeclaredUse::Value);
                 }
                 self.undef(Type::I32, span)
             }
@@ -1870,6 +1870,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     fn named_call(&mut self, name: &str, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
+        // A template parameter bound to a function: a call of that function.
+        if let Some(TemplateArg::Function(target)) = self.cx.template_args.get(name) {
+            if target != name {
+                let target = target.clone();
+                return self.named_call(&target, args, call, span);
+            }
+        }
         let d = self.cx.d;
         if let Some(b) = d.barrier(name) {
             let pred = match (b.reduce, args.first()) {
@@ -1978,13 +1985,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         if let (Some((convert, reinterpret)), [arg]) = (d.typed_conversions, args) {
             let conversion = name.strip_prefix(convert).map(|t| (t, false)).or_else(|| name.strip_prefix(reinterpret).map(|t| (t, true)));
-            // Rounding toward zero is C's conversion; saturation and the other
-            // roundings are not modelled.
-            let conversion = conversion.map(|(t, bits)| (t.strip_suffix("_rtz").unwrap_or(t), bits));
-            if let Some((t, false)) = conversion.filter(|(t, _)| ["_sat", "_rte", "_rtp", "_rtn"].iter().any(|s| t.contains(s))) {
+            // The rounding a plain conversion does anyway: toward zero to an
+            // integer, to the nearest even to a float. Saturation and the
+            // other roundings are not modelled.
+            let conversion = conversion.map(|(t, bits)| {
+                let plain = ["_rtz", "_rte"].iter().find_map(|&suffix| {
+                    let base = t.strip_suffix(suffix)?;
+                    let to_float = parse_numeric(base)?.scalar(&self.cx.structs).is_float();
+                    (to_float == (suffix == "_rte")).then_some(base)
+                });
+                (plain.unwrap_or(t), bits)
+            });
+            if let Some((t, false)) = conversion.filter(|(t, _)| ["_sat", "_rte", "_rtp", "_rtn", "_rtz"].iter().any(|s| t.contains(s))) {
                 if parse_numeric(t.split('_').next().unwrap_or(t)).is_some() {
                     self.expr(*arg);
-                    return self.unmodelled_intrinsic(name, "saturation and rounding modes other than toward zero are not", call, span);
+                    return self.unmodelled_intrinsic(name, "saturation and rounding modes other than the plain conversion's are not", call, span);
                 }
             }
             if let Some(target) = conversion.and_then(|(t, bits)| parse_numeric(t).map(|ty| (ty, bits))) {
@@ -2136,14 +2151,23 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
-        if d.looks_like_intrinsic(name) {
+        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
+        if self.lookup(name).is_none() && matches!(self.cx.template_args.get(name), Some(TemplateArg::Constant(_) | TemplateArg::Unknown)) {
+            // A template's function parameter with no function bound.
+            let what = format!("the call through `{name}`, whose target lockstep cannot tell,");
+            let operands = rvs.iter().flat_map(|r| r.vals.iter().copied()).collect();
+            let v = self.unmodelled(call, what, operands, span);
+            return self.scalar(v);
+        }
+        if d.looks_like_intrinsic(name) && !is_macro_name(name) {
             self.diag(
                 "unsupported",
                 call,
                 format!("`{name}` is neither defined in the sources lockstep read nor a built-in it models: its result is unknown to the analyses and `lockstep run` stops at it"),
             );
+        } else if self.lookup(name).is_none() {
+            self.cx.undeclared_name(name, span, crate::module::UndeclaredUse::Callee);
         }
-        let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(name, rvs, span)
     }
 
@@ -2420,7 +2444,23 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let v = self.emit(Op::Wave(WaveOp::Ballot, vec![all]), Type::U32, span);
                 return self.scalar(v);
             }
-            IntrinsicOp::Math(_) | IntrinsicOp::Binary(_) | IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::IsInf | IntrinsicOp::RoundToBf16 => {}
+            IntrinsicOp::Select(condition) => {
+                let [a, b, c] = args else { return self.unmodelled_intrinsic(i.name, "it is not called with three arguments", call, span) };
+                let (a, b, c) = (self.expr(*a), self.expr(*b), self.expr(*c));
+                return match self.select_components(&a, &b, &c, condition, span) {
+                    Some(rv) => rv,
+                    None => self.unmodelled_intrinsic(i.name, "an argument has no value lockstep can model", call, span),
+                };
+            }
+            IntrinsicOp::Math(_)
+            | IntrinsicOp::Binary(_)
+            | IntrinsicOp::Convert
+            | IntrinsicOp::RoundThenConvert(_)
+            | IntrinsicOp::IsNan
+            | IntrinsicOp::IsInf
+            | IntrinsicOp::IsFinite
+            | IntrinsicOp::MulAdd24
+            | IntrinsicOp::RoundToBf16 => {}
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
         if let Some(k) = rvs.iter().position(|r| r.vals.is_empty()) {
@@ -2429,7 +2469,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let wanted = match i.op {
             IntrinsicOp::Binary(_) => Some(2),
-            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::IsInf | IntrinsicOp::RoundToBf16 => Some(1),
+            IntrinsicOp::Convert | IntrinsicOp::RoundThenConvert(_) | IntrinsicOp::IsNan | IntrinsicOp::IsInf | IntrinsicOp::IsFinite | IntrinsicOp::RoundToBf16 => Some(1),
+            IntrinsicOp::MulAdd24 => Some(3),
             _ => None,
         };
         if rvs.is_empty() || wanted.is_some_and(|w| w != rvs.len()) {
@@ -2481,12 +2522,50 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let inf = self.emit(Op::Cmp(CmpOp::Eq, magnitude, infinity), Type::Bool, span);
                     self.convert(inf, result_t, span)
                 }
+                IntrinsicOp::IsFinite => {
+                    let t = self.f.inst(operands[0]).ty;
+                    let magnitude = self.emit(Op::Math(MathFn::Abs, vec![operands[0]]), t, span);
+                    let infinity = self.konst(t, Const::Float(f64::INFINITY), span);
+                    // A NaN compares false: not finite.
+                    let finite = self.emit(Op::Cmp(CmpOp::Lt, magnitude, infinity), Type::Bool, span);
+                    self.convert(finite, result_t, span)
+                }
+                IntrinsicOp::MulAdd24 => {
+                    let product = self.emit(Op::Math(MathFn::Mul24, vec![operands[0], operands[1]]), result_t, span);
+                    self.emit(Op::Binary(BinOp::Add, product, operands[2]), result_t, span)
+                }
                 IntrinsicOp::RoundToBf16 => self.rounded_to_bf16(operands[0], span),
-                IntrinsicOp::LoadThroughPointer | IntrinsicOp::FetchElement | IntrinsicOp::ActiveLaneMask => unreachable!("handled above"),
+                IntrinsicOp::LoadThroughPointer | IntrinsicOp::FetchElement | IntrinsicOp::ActiveLaneMask | IntrinsicOp::Select(_) => unreachable!("handled above"),
             };
             vals.push(v);
         }
         RV { vals, ty: if n == 1 { SrcType::Scalar(result_t) } else { shape.with_scalar(result_t) } }
+    }
+
+    /// `select(a, b, c)`: per component, `b` where the condition picks it, else `a`.
+    fn select_components(&mut self, a: &RV, b: &RV, c: &RV, condition: SelectCondition, span: Span) -> Option<RV> {
+        if a.vals.is_empty() || b.vals.is_empty() || c.vals.is_empty() {
+            return None;
+        }
+        let t = arith_type(a.ty.scalar(&self.cx.structs), b.ty.scalar(&self.cx.structs));
+        let shape = [a, b, c].into_iter().max_by_key(|r| r.vals.len()).map(|r| r.ty.clone())?;
+        let n = a.vals.len().max(b.vals.len()).max(c.vals.len());
+        let top_bit = condition == SelectCondition::TopBitOfVectors && c.vals.len() > 1;
+        let mut vals = Vec::with_capacity(n);
+        for k in 0..n {
+            let pick = |r: &RV| *r.vals.get(k).unwrap_or(&r.vals[0]);
+            let (x, y, cond) = (self.convert(pick(a), t, span), self.convert(pick(b), t, span), pick(c));
+            let chosen = match int_width(self.f.inst(cond).ty).and_then(|w| int_type(w, true)) {
+                Some(signed) if top_bit => {
+                    let as_signed = self.convert(cond, signed, span);
+                    let zero = self.int(signed, 0, span);
+                    self.emit(Op::Cmp(CmpOp::Lt, as_signed, zero), Type::Bool, span)
+                }
+                _ => self.emit_bool(cond, span),
+            };
+            vals.push(self.emit(Op::Select(chosen, y, x), t, span));
+        }
+        Some(RV { vals, ty: if n == 1 { SrcType::Scalar(t) } else { shape.with_scalar(t) } })
     }
 
     /// The cell `index` of an array or the memory behind a pointer.
@@ -2810,37 +2889,45 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     /// `vloadN(offset, p)` reads `p[offset*N .. offset*N+N]`; `vstoreN(v, offset, p)` writes them.
-    /// None when the pointer is not one lockstep follows.
-    fn vector_memory(&mut self, access: VectorMemory, args: &[Node<'t>], span: Span) -> Option<RV> {
-        let (width, value, offset, pointer) = match (access, args) {
-            (VectorMemory::Load(n), &[offset, pointer]) => (n, None, offset, pointer),
-            (VectorMemory::Store(n), &[value, offset, pointer]) => (n, Some(self.expr(value)), offset, pointer),
+    /// Halves are widened to floats as they are loaded and rounded to the
+    /// nearest half as they are stored. None when the pointer is not one lockstep follows.
+    fn vector_memory(&mut self, access: VectorAccess, args: &[Node<'t>], span: Span) -> Option<RV> {
+        let (value, offset, pointer) = match (access.family.store, args) {
+            (false, &[offset, pointer]) => (None, offset, pointer),
+            (true, &[value, offset, pointer]) => (Some(self.expr(value)), offset, pointer),
             _ => return None,
         };
         let offset = *self.expr(offset).vals.first()?;
         let offset = self.convert(offset, Type::U32, span);
         let rv = self.expr(pointer);
         let (SrcType::Pointer(elem, space), Some(&p)) = (rv.ty.clone(), rv.vals.first()) else { return None };
-        let n = self.int(Type::U32, width as i64, span);
-        let first = self.emit(Op::Binary(BinOp::Mul, offset, n), Type::U32, span);
+        let stride = self.int(Type::U32, access.stride as i64, span);
+        let first = self.emit(Op::Binary(BinOp::Mul, offset, stride), Type::U32, span);
         let mut loaded = Vec::new();
-        for i in 0..width {
+        for i in 0..access.width {
             let k = self.int(Type::U32, i as i64, span);
             let idx = self.emit(Op::Binary(BinOp::Add, first, k), Type::U32, span);
             let place = self.pointer_place(p, &elem, space, Some(idx), span);
             match &value {
                 Some(v) => {
                     let lane = v.vals.get(i as usize).or(v.vals.first()).copied()?;
+                    let lane = if access.family.halves { self.convert(lane, Type::F16, span) } else { lane };
                     let lane = self.scalar(lane);
                     self.assign(&place, &lane, span, None);
                 }
                 None => loaded.extend(self.read_place(&place, span).vals),
             }
         }
-        Some(match value {
-            Some(_) => RV { vals: Vec::new(), ty: SrcType::Void },
-            None => RV { vals: loaded, ty: SrcType::Vector(elem.scalar(&self.cx.structs), width) },
-        })
+        if value.is_some() {
+            return Some(RV { vals: Vec::new(), ty: SrcType::Void });
+        }
+        let scalar = if access.family.halves {
+            loaded = loaded.into_iter().map(|v| self.convert(v, Type::F32, span)).collect();
+            Type::F32
+        } else {
+            elem.scalar(&self.cx.structs)
+        };
+        Some(RV { vals: loaded, ty: if access.width == 1 { SrcType::Scalar(scalar) } else { SrcType::Vector(scalar, access.width) } })
     }
 
     fn atomic_call(&mut self, op: AtomicOp, args: &[Node<'t>], call: Node<'t>, span: Span) -> RV {
@@ -3307,6 +3394,12 @@ fn element_of(ty: &SrcType) -> Option<(usize, SrcType)> {
 }
 
 /// The bits of an integer type.
+/// Whether a name is spelled as macros are (`FLOAT_TYPE`, `GGML_PAD`): upper
+/// case, digits and underscores, with a letter.
+fn is_macro_name(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase()) && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
 fn int_width(t: Type) -> Option<u32> {
     match t {
         Type::I8 | Type::U8 => Some(8),

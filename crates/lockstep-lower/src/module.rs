@@ -98,7 +98,7 @@ pub struct Ctx<'t> {
     /// Names used but declared nowhere in the file, with their first use
     /// and whether they name a type: one note for the file names them all
     /// ([`Ctx::undeclared_note`]).
-    undeclared: Vec<(String, Span, bool)>,
+    undeclared: Vec<(String, Span, UndeclaredUse)>,
     /// The names in `undeclared`, for the check at each use.
     undeclared_seen: FxHashSet<String>,
     /// Memory declared with a type the file declares nowhere, by the name
@@ -158,9 +158,9 @@ impl<'t> Ctx<'t> {
 
     /// Records a use of a name the file declares nowhere (a macro of the
     /// build or of a header lockstep did not see).
-    pub fn undeclared_name(&mut self, name: &str, span: Span, is_type: bool) {
+    pub fn undeclared_name(&mut self, name: &str, span: Span, used_as: UndeclaredUse) {
         if self.undeclared_seen.insert(name.to_string()) {
-            self.undeclared.push((name.to_string(), span, is_type));
+            self.undeclared.push((name.to_string(), span, used_as));
         }
     }
 
@@ -181,11 +181,14 @@ impl<'t> Ctx<'t> {
             n => (format!("{}, {} and {} more", quoted(first), quoted(&rest[0].0), n - 1), "are"),
         };
         let values = if rest.is_empty() { "its value is" } else { "their values are" };
-        let types = if self.undeclared.iter().any(|(.., is_type)| *is_type) {
-            "; memory of an unknown type is taken to hold one value per element, and an access to its members touches any memory"
-        } else {
-            ""
-        };
+        let used_as = |u: UndeclaredUse| self.undeclared.iter().any(|(.., used)| *used == u);
+        let mut types = String::new();
+        if used_as(UndeclaredUse::Type) {
+            types.push_str("; memory of an unknown type is taken to hold one value per element, and an access to its members touches any memory");
+        }
+        if used_as(UndeclaredUse::Callee) {
+            types.push_str("; a call of one returns an unknown value and may read and write any memory its arguments point to");
+        }
         let mut d = Diagnostic::new(
             "unsupported",
             Severity::Warning,
@@ -1526,12 +1529,21 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
     }
 }
 
+/// How a name the file declares nowhere is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UndeclaredUse {
+    Value,
+    Type,
+    /// Called as a function (a function-like macro, or a function of a header lockstep did not see).
+    Callee,
+}
+
 /// Memory declared with a type lockstep does not know is still memory, one
 /// value per element; the type joins the file's note on undeclared names.
 pub fn unknown_element_type<'t>(ctx: &mut Ctx<'t>, type_node: Node<'t>) -> SrcType {
     let name = ctx.text(type_node).trim().to_string();
     let span = ctx.span(type_node);
-    ctx.undeclared_name(&name, span, true);
+    ctx.undeclared_name(&name, span, UndeclaredUse::Type);
     SrcType::Scalar(Type::F32)
 }
 

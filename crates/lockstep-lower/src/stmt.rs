@@ -1506,6 +1506,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// A call to a function without a body: conservative, one result per cell.
     pub fn opaque_call(&mut self, name: &str, args: Vec<RV>, span: Span) -> RV {
         let flat: Vec<Value> = args.iter().flat_map(|a| a.vals.iter().copied()).collect();
+        if std::env::var_os("TRACE_OPAQUE").is_some() { eprintln!("OPAQUE {name} {:?}", args.iter().map(|a| format!("{:?}", a.ty)).collect::<Vec<_>>()); }
         let v = self.emit(Op::Call(lockstep_ir::Callee::Opaque(name.to_string()), flat), Type::I32, span);
         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
     }
@@ -1590,7 +1591,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         || self.cx.d.builtin_var(name).is_some();
                     if !declared && !self.unknown_names.contains(name) {
                         let at = self.span(x);
-                        self.cx.undeclared_name(name, at, false);
+                        self.cx.undeclared_name(name, at, crate::module::UndeclaredUse::Value);
                         return true;
                     }
                     return self.cx.unknown_typed.contains(name);

@@ -28,6 +28,9 @@ pub enum TemplateArg {
     /// same for every thread, read from a constant cell of its own (so every
     /// use is the same value).
     Constant(GlobalId),
+    /// A value argument that names a function of the file (`dequantize_f16`
+    /// for a `void (*deq)(…)` parameter): a call through the parameter calls it.
+    Function(String),
 }
 
 /// The scalar a type parameter stands for when nothing binds it.
@@ -90,7 +93,21 @@ pub fn argument<'t>(ctx: &mut Ctx<'t>, is_type: bool, arg: Node<'t>) -> Template
     }
     match ctx.const_int(arg) {
         Some(v) => TemplateArg::Int(v),
-        None => TemplateArg::Unknown,
+        None => function_argument(ctx, ctx.text(arg)),
+    }
+}
+
+/// A value argument written as a function's name (`f`, `&f`, `ns::f`): that
+/// function when the file defines it or a function parameter of the
+/// enclosing template is bound to it, else unknown.
+fn function_argument(ctx: &Ctx, written: &str) -> TemplateArg {
+    let name = written.trim().trim_start_matches('&').trim();
+    let name = name.rsplit("::").next().unwrap_or(name);
+    match (ctx.funcs.get(name), ctx.template_args.get(name)) {
+        (Some(defs), _) if !defs.is_empty() => TemplateArg::Function(name.to_string()),
+        // The enclosing template's own function parameter, handed on.
+        (_, Some(bound @ TemplateArg::Function(_))) => bound.clone(),
+        _ => TemplateArg::Unknown,
     }
 }
 
@@ -165,7 +182,7 @@ pub fn split_arguments(written: &str) -> Vec<String> {
 
 /// One argument known only by its text (a launch in host code, which is
 /// not parsed): a type by its name, a value when it is a literal, `true`,
-/// `false` or a named integer constant; anything else unknown.
+/// `false`, a named integer constant or a function; anything else unknown.
 pub fn argument_text(ctx: &Ctx, is_type: bool, written: &str) -> TemplateArg {
     let written = written.trim();
     if is_type {
@@ -187,7 +204,7 @@ pub fn argument_text(ctx: &Ctx, is_type: bool, written: &str) -> TemplateArg {
             Some((v, _)) => TemplateArg::Int(v as i64),
             None => match ctx.globals.get(written) {
                 Some(crate::module::GlobalBinding::Int(v, _)) => TemplateArg::Int(*v),
-                _ => TemplateArg::Unknown,
+                _ => function_argument(ctx, written),
             },
         },
     }

@@ -112,19 +112,35 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
         }
     }
     // A construct the front end could not model (a lambda it does not
-    // inline) may write any of the memory the kernel touches, at a cell
-    // nobody knows: its result stands for the index (an access whose index
-    // is its own instruction), so what it meets is at most a possible race,
-    // and a read after it is not uninitialized.
+    // inline), or a function without a body handed a pointer, may write any
+    // of the memory the kernel touches, at a cell nobody knows: its result
+    // stands for the index (an access whose index is its own instruction),
+    // so what it meets is at most a possible race, and a read after it is
+    // not uninitialized.
     let mut touched: Vec<(Space, Alloc)> = out.iter().map(|a| (a.space, a.alloc)).collect();
     touched.sort_unstable();
     touched.dedup();
     let mut unmodelled = Vec::new();
     for &b in &cfg.rpo {
         for (pos, &v) in f.block(b).insts.iter().enumerate() {
-            if matches!(f.inst(v).op, Op::Call(lockstep_ir::Callee::Unmodelled(_), _)) {
-                unmodelled.extend(touched.iter().map(|&(space, alloc)| Access { inst: v, block: b, pos, kind: AccessKind::Write, space, alloc, index: v, base: None }));
-            }
+            // The spaces it may write: any, or those of the pointers a
+            // function without a body is handed (one that returns a pointer
+            // is a view, which the accesses through it place).
+            let spaces: &[Space] = match &f.inst(v).op {
+                Op::Call(lockstep_ir::Callee::Unmodelled(_), _) => &[Space::Shared, Space::Device],
+                Op::Call(lockstep_ir::Callee::Opaque(_), args) if !matches!(f.inst(v).ty, lockstep_ir::Type::Ptr(_)) => {
+                    let handed = |space: MemSpace| args.iter().any(|&a| f.inst(a).ty == lockstep_ir::Type::Ptr(space));
+                    match (handed(MemSpace::Unknown), handed(MemSpace::Shared), handed(MemSpace::Device)) {
+                        (true, ..) | (_, true, true) => &[Space::Shared, Space::Device],
+                        (_, true, false) => &[Space::Shared],
+                        (_, false, true) => &[Space::Device],
+                        _ => &[],
+                    }
+                }
+                _ => &[],
+            };
+            let writes = touched.iter().filter(|(space, _)| spaces.contains(space));
+            unmodelled.extend(writes.map(|&(space, alloc)| Access { inst: v, block: b, pos, kind: AccessKind::Write, space, alloc, index: v, base: None }));
         }
     }
     out.extend(unmodelled);

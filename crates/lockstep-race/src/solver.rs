@@ -184,6 +184,8 @@ pub enum FnOp {
     Shr,
     Shl,
     Mul,
+    Min,
+    Max,
     /// `a * m^n` (a multiplicative induction variable after `n` steps).
     MulPow(i64),
     /// `a / m^n` (a dividing induction variable after `n` steps).
@@ -203,6 +205,8 @@ impl FnOp {
             FnOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
             FnOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
             FnOp::Mul => a.checked_mul(b)?,
+            FnOp::Min => a.min(b),
+            FnOp::Max => a.max(b),
             FnOp::MulPow(m) => a.checked_mul(m.checked_pow(u32::try_from(b).ok()?)?)?,
             FnOp::DivPow(m) => match m.checked_pow(u32::try_from(b).ok()?) {
                 Some(p) => a / p,

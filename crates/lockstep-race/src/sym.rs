@@ -14,7 +14,7 @@
 use crate::intervals::{CountedLoop, MANY, NOT_IN};
 use crate::solver::{Budget, FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
-use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, Op, Terminator, Type, UnOp, Value};
+use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, MathFn, Op, Terminator, Type, UnOp, Value};
 use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -36,6 +36,10 @@ pub enum Assumptions {
     /// language fixes it, and buffers that may alias one another.
     Facts,
 }
+
+/// The integer functions an index may go through that the solver follows
+/// exactly (`Build::compute`); any other is a value it chooses per thread.
+pub const EXACT_INT_MATH: [MathFn; 5] = [MathFn::Mul24, MathFn::Min, MathFn::Max, MathFn::Clamp, MathFn::Abs];
 
 /// A kernel prepared for address questions.
 pub struct Kernel<'a> {
@@ -855,6 +859,22 @@ impl Build<'_> {
             // ~x == -x - 1 in two's complement.
             Op::Unary(UnOp::Not, x) if inst.ty.is_int() => self.val(s, *x, d).scale(-1).plus(-1),
             Op::Binary(op, x, y) if inst.ty.is_int() => self.binary(s, v, *op, *x, *y, d),
+            // `mul24` is the product for the operands it is defined on (24-bit).
+            Op::Math(MathFn::Mul24, args) if inst.ty.is_int() && args.len() == 2 => self.binary(s, v, BinOp::Mul, args[0], args[1], d),
+            Op::Math(fun @ (MathFn::Min | MathFn::Max), args) if inst.ty.is_int() && args.len() == 2 => {
+                let (a, b) = (self.val(s, args[0], d), self.val(s, args[1], d));
+                self.func(if *fun == MathFn::Min { FnOp::Min } else { FnOp::Max }, a, b, -INF, INF)
+            }
+            Op::Math(MathFn::Clamp, args) if inst.ty.is_int() && args.len() == 3 => {
+                let (x, lo, hi) = (self.val(s, args[0], d), self.val(s, args[1], d), self.val(s, args[2], d));
+                let above = self.func(FnOp::Max, x, lo, -INF, INF);
+                self.func(FnOp::Min, above, hi, -INF, INF)
+            }
+            Op::Math(MathFn::Abs, args) if inst.ty.is_int() && args.len() == 1 => {
+                let x = self.val(s, args[0], d);
+                let negated = x.scale(-1);
+                self.func(FnOp::Max, x, negated, 0, INF)
+            }
             // One value on every way in (a branch folded away): that value.
             Op::Phi(incoming) if incoming.windows(2).all(|w| w[0].1 == w[1].1) && incoming.first().is_some_and(|i| i.1 != v) => self.val(s, incoming[0].1, d),
             Op::Phi(incoming) => match q.k.inst_block[v.index()].and_then(|b| q.k.header_of[b.index()]) {
