@@ -1500,3 +1500,53 @@ fn opencl_half_and_wide_vector_loads_and_stores_move_the_right_cells() {
         (0..4).map(|i| half_bits(i as f32 * 2.0 + 0.5)).chain([0; 4]).chain((0..16).map(|k| if k % 4 == 3 { 0 } else { half_bits(k as f32 + 1.0) })).collect();
     assert_eq!(&o.buffer("hout").unwrap().u32s()[..24], want.as_slice());
 }
+
+/// A matrix's element chosen by two indices computed at run time, written
+/// through a reference parameter (ggml's `dequantize_*` filling a
+/// `thread float4x4 &`) and read back.
+const MATRIX_ELEMENTS_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+void fill(device const float* src, thread float4x4 & reg) {
+    for (int i = 0; i < 16; ++i) {
+        reg[i/4][i%4] = src[i] * 2.0f;
+    }
+}
+kernel void elements(device const float* src [[buffer(0)]], device float* out [[buffer(1)]], uint t [[thread_position_in_grid]]) {
+    float4x4 m;
+    fill(src, m);
+    m[t % 4][(t / 4) % 4] += 0.5f;
+    out[t] = m[t % 4][(t / 4) % 4] + m[3][3];
+}
+"#;
+
+#[test]
+fn metal_matrix_elements_at_run_time_indices_compute_exactly() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([16, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.src]\nlen = 16\ntype = \"f32\"\nfill = { start = 0, step = 1 }\n[buffers.out]\nlen = 16\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("elements.metal", Lang::Metal, MATRIX_ELEMENTS_METAL, "elements", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<f32> = (0..16usize).map(|t| ((t % 4) * 4 + (t / 4) % 4) as f32 * 2.0 + 0.5 + if t == 15 { 30.5 } else { 30.0 }).collect();
+    assert_eq!(o.buffer("out").unwrap().f32s(), want);
+}
+
+/// Metal's `as_type<T>(v)` reads the same bits as a `T` (ggml's
+/// `e8m0_to_fp32` builds a float from its exponent bits).
+const AS_TYPE_METAL: &str = r#"#include <metal_stdlib>
+using namespace metal;
+kernel void bits(device const uint* e [[buffer(0)]], device float* out [[buffer(1)]], device uint* back [[buffer(2)]], uint t [[thread_position_in_grid]]) {
+    uint b = e[t] << 23;
+    out[t] = as_type<float>(b);
+    back[t] = as_type<uint>(out[t] * 2.0f);
+}
+"#;
+
+#[test]
+fn metal_as_type_reinterprets_bits() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([8, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.e]\nlen = 8\nfill = { start = 120, step = 1 }\n[buffers.out]\nlen = 8\ntype = \"f32\"\n[buffers.back]\nlen = 8\n";
+    let (db, o) = compile_and_run("bits.metal", Lang::Metal, AS_TYPE_METAL, "bits", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let floats: Vec<f32> = (120u32..128).map(|e| f32::from_bits(e << 23)).collect();
+    assert_eq!(o.buffer("out").unwrap().f32s(), floats);
+    assert_eq!(o.buffer("back").unwrap().u32s(), floats.iter().map(|f| (f * 2.0).to_bits()).collect::<Vec<_>>());
+}

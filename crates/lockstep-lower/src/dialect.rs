@@ -208,6 +208,9 @@ pub struct Dialect {
     /// Prefixes of functions named for their result type: a value conversion
     /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
     pub typed_conversions: Option<(&'static str, &'static str)>,
+    /// Function templates that read their argument's bits as the type
+    /// argument (Metal `as_type<float>(bits)`, C++ `std::bit_cast<float>`).
+    pub bit_casts: &'static [&'static str],
     /// Families of N-wide loads and stores through a pointer at `offset * N`,
     /// by name prefix; the name goes on with the width (`vload4`, `vstore_half2`,
     /// `vstore_half_rte`).
@@ -813,6 +816,7 @@ pub static HLSL: Dialect = Dialect {
     bitfield_extract: None,
     packed_dot_products: &[("dot4add_i8packed", packed_dot(Some(true), Accumulate::Wrapping)), ("dot4add_u8packed", packed_dot(Some(false), Accumulate::Wrapping))],
     typed_conversions: None,
+    bit_casts: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -979,6 +983,7 @@ pub static CUDA: Dialect = Dialect {
     bitfield_extract: None,
     packed_dot_products: &[("__dp4a", packed_dot(None, Accumulate::Wrapping))],
     typed_conversions: None,
+    bit_casts: &["bit_cast"],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -1305,6 +1310,7 @@ pub static OPENCL: Dialect = Dialect {
         ("dot_acc_sat_4x8packed_uu_uint", packed_dot(Some(false), Accumulate::Saturating)),
     ],
     typed_conversions: Some(("convert_", "as_")),
+    bit_casts: &[],
     vector_memory: &[
         ("vload", vector_memory(false, false, false)),
         ("vstore", vector_memory(true, false, false)),
@@ -1676,6 +1682,7 @@ pub static GLSL: Dialect = Dialect {
     bitfield_extract: Some("bitfieldExtract"),
     packed_dot_products: &[("dotPacked4x8EXT", packed_dot(None, Accumulate::No)), ("dotPacked4x8AccSatEXT", packed_dot(None, Accumulate::Saturating))],
     typed_conversions: None,
+    bit_casts: &[],
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
@@ -1928,6 +1935,7 @@ pub static METAL: Dialect = Dialect {
     bitfield_extract: None,
     packed_dot_products: &[],
     typed_conversions: None,
+    bit_casts: &["as_type"],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
@@ -2013,6 +2021,7 @@ pub static CPP_AMP: Dialect = Dialect {
     bitfield_extract: None,
     packed_dot_products: &[],
     typed_conversions: None,
+    bit_casts: &[],
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,

@@ -1093,11 +1093,20 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     None => None,
                 }
             }
-            // `m[i][1]`: component 1 of whichever column `i` picks.
+            // `m[i][1]`: component 1 of whichever column `i` picks;
+            // `m[i][j]`: component `i * width + j` of them all.
             Place::Component { vars, width, index, ty } => {
-                let k = usize::try_from(self.f.as_int(idx)?).ok().filter(|&k| k < width)?;
+                let scalar = SrcType::Scalar(ty.scalar(&self.cx.structs));
+                let Some(k) = self.f.as_int(idx) else {
+                    let t = self.f.inst(index).ty;
+                    let w = self.int(t, width as i64, span);
+                    let row = self.emit(Op::Binary(BinOp::Mul, index, w), t, span);
+                    let flat = self.add_index(row, idx, span);
+                    return Some(Place::Component { vars, width: 1, index: flat, ty: scalar });
+                };
+                let k = usize::try_from(k).ok().filter(|&k| k < width)?;
                 let picked = vars.chunks(width).map(|element| element[k]).collect();
-                Some(Place::Component { vars: picked, width: 1, index, ty: SrcType::Scalar(ty.scalar(&self.cx.structs)) })
+                Some(Place::Component { vars: picked, width: 1, index, ty: scalar })
             }
             // An element of a matrix's element: not a construct of any language.
             Place::MatrixElement { .. } => None,
@@ -1792,6 +1801,17 @@ impl<'c, 't> FnLowerer<'c, 't> {
             if let (Some(target), [value]) = (func.field(self.cx.fields.arguments).and_then(|a| a.named_child(0)), args.as_slice()) {
                 let ty = self.cx.resolve_type(target);
                 return self.cast(ty, *value, span);
+            }
+        }
+        // `as_type<T>(v)`, `bit_cast<T>(v)`: the same bits read as a `T`.
+        if self.cx.kind(func) == "template_function" && self.cx.d.bit_casts.contains(&callee_name(self.cx.text(func)).as_str()) {
+            let target = func.field(self.cx.fields.arguments).and_then(|a| a.named_child(0)).and_then(|t| self.cx.resolve_type(t));
+            if let (Some(ty), [value]) = (target, args.as_slice()) {
+                let rv = self.expr(*value);
+                if let Some(done) = self.reinterpret(&rv, &ty, span) {
+                    return done;
+                }
+                return self.unmodelled_intrinsic(&callee_name(self.cx.text(func)), "its argument's size is not the result's", n, span);
             }
         }
         if let Some(elem) = self.array_constructor_element(func) {
