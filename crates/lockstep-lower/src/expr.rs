@@ -1834,6 +1834,18 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         let name = callee_name(self.cx.text(func));
+        // `policy<M, T>::reduce(x)`: a static member function of a class
+        // template, which lockstep does not resolve.
+        if self.cx.text(func).contains(">::") && !self.cx.funcs.contains_key(&name) {
+            let what = self.cx.text(func).to_string();
+            self.diag(
+                "unsupported",
+                n,
+                "a call of a class template's member function (`traits<T>::f(…)`) is not resolved: its result is unknown to the analyses, which do not see what it accesses, and `lockstep run` stops at it".to_string(),
+            );
+            let rvs = args.iter().map(|&a| self.expr(a)).collect();
+            return self.opaque_call(&what, rvs, span);
+        }
         if let (true, Some(&Binding::Lambda(i))) = (self.cx.kind(func) == "identifier", self.lookup(&name)) {
             let lambda = self.lambda(i);
             let lowered = self.arguments(&args, span);

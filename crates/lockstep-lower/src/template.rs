@@ -102,6 +102,8 @@ pub fn argument<'t>(ctx: &mut Ctx<'t>, is_type: bool, arg: Node<'t>) -> Template
 /// enclosing template is bound to it, else unknown.
 fn function_argument(ctx: &Ctx, written: &str) -> TemplateArg {
     let name = written.trim().trim_start_matches('&').trim();
+    // `f<float, half>`: the function template, its arguments deduced (or generic) at the call.
+    let name = name.split('<').next().unwrap_or(name).trim();
     let name = name.rsplit("::").next().unwrap_or(name);
     match (ctx.funcs.get(name), ctx.template_args.get(name)) {
         (Some(defs), _) if !defs.is_empty() => TemplateArg::Function(name.to_string()),
