@@ -1836,7 +1836,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let name = callee_name(self.cx.text(func));
         // `policy<M, T>::reduce(x)`: a static member function of a class
         // template, which lockstep does not resolve.
-        if self.cx.text(func).contains(">::") && !self.cx.funcs.contains_key(&name) {
+        if self.cx.kind(func) == "qualified_identifier" && self.cx.text(func).contains(">::") && !self.cx.funcs.contains_key(&name) {
             let what = self.cx.text(func).to_string();
             self.diag(
                 "unsupported",

@@ -139,6 +139,9 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
                 }
                 _ => &[],
             };
+            if spaces.is_empty() {
+                continue;
+            }
             let writes = touched.iter().filter(|(space, _)| spaces.contains(space));
             unmodelled.extend(writes.map(|&(space, alloc)| Access { inst: v, block: b, pos, kind: AccessKind::Write, space, alloc, index: v, base: None }));
         }
