@@ -252,7 +252,7 @@ impl Namer<'_> {
                 let inst = self.prog.code_inst[*pc as usize];
                 let what = match (trap, self.func.insts.get(inst as usize).map(|i| &i.op)) {
                     (Trap::OpaqueCall, Some(Op::Call(Callee::Opaque(name), _))) => format!("called `{name}`, whose body is not available"),
-                    (Trap::OpaqueCall, Some(Op::Call(Callee::Unmodelled(what) | Callee::UnknownValue(what), _))) => format!("reached {what}, which lockstep does not model"),
+                    (Trap::OpaqueCall, Some(Op::Call(Callee::Unmodelled(what) | Callee::UnknownValue(what) | Callee::PointerView(what), _))) => format!("reached {what}, which lockstep does not model"),
                     (Trap::OpaqueCall, _) => "called a function whose body is not available".to_string(),
                     (Trap::Unreachable, _) => "reached code that should be unreachable".to_string(),
                 };

@@ -63,6 +63,7 @@ fn op(m: &Module, o: &Op) -> String {
         Op::Call(Callee::Opaque(n), args) => format!("call opaque {n}({})", list(args)),
         Op::Call(Callee::Unmodelled(n), args) => format!("unmodelled {n}({})", list(args)),
         Op::Call(Callee::UnknownValue(n), args) => format!("unknown value {n}({})", list(args)),
+        Op::Call(Callee::PointerView(n), args) => format!("pointer view {n}({})", list(args)),
         Op::Phi(inc) => {
             let parts: Vec<String> = inc.iter().map(|(b, v)| format!("[{b}: {v}]")).collect();
             format!("phi {}", parts.join(", "))

@@ -248,6 +248,10 @@ pub enum Callee {
     /// A value the front end does not model (named here): unknown, as
     /// uniform as its operands, and touching no memory.
     UnknownValue(String),
+    /// A pointer into the memory its operand points into, at a place the
+    /// front end cannot tell (a cast it does not model, named here); the
+    /// accesses through it are placed anywhere in that memory.
+    PointerView(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]

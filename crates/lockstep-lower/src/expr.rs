@@ -465,7 +465,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                             v,
                             "a cast between pointers to elements of different sizes is not modelled; accesses through it may touch any element of the memory it points into".to_string(),
                         );
-                        let view = self.emit(Op::Call(lockstep_ir::Callee::Opaque(crate::view::OPAQUE_VIEW.into()), vec![ptr]), Type::Ptr(space), span);
+                        let view = self.emit(Op::Call(lockstep_ir::Callee::PointerView(crate::view::POINTER_VIEW.into()), vec![ptr]), Type::Ptr(space), span);
                         RV { ty: SrcType::Pointer(elem, space), vals: vec![view] }
                     }
                     _ => RV { ty: SrcType::Pointer(elem, space), vals: rv.vals },

@@ -16,9 +16,9 @@ use lockstep_ir::{BinOp, Op, Root, Type, Value};
 use lockstep_source::Span;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// The opaque operation through which accesses lockstep cannot place go:
-/// they may touch any element of the memory its operand points into.
-pub(crate) const OPAQUE_VIEW: &str = "reinterpreting pointer cast";
+/// What the pointer view through which accesses lockstep cannot place go
+/// stands for: they may touch any element of the memory its operand points into.
+pub(crate) const POINTER_VIEW: &str = "a reinterpreting pointer cast";
 
 /// Scalars a view's layout lists at most (a view of a larger array is not placed).
 const MAX_LAID_OUT_SCALARS: u64 = 1 << 16;
@@ -378,7 +378,7 @@ impl FnLowerer<'_, '_> {
                 continue;
             }
             let op = &self.f.inst(v).op;
-            if matches!(op, Op::Call(lockstep_ir::Callee::Opaque(name), _) if name == OPAQUE_VIEW) {
+            if matches!(op, Op::Call(lockstep_ir::Callee::PointerView(_), _)) {
                 return true;
             }
             work.extend(pointer_sources(op).unwrap_or_default());
@@ -389,7 +389,7 @@ impl FnLowerer<'_, '_> {
     fn opaque_view(&mut self, p: Value, message: String, span: Span) -> Value {
         self.cx.diags.push(lockstep_diag::Diagnostic::new("unsupported", lockstep_diag::Severity::Warning, span, message));
         let ty = self.f.inst(p).ty;
-        self.emit(Op::Call(lockstep_ir::Callee::Opaque(OPAQUE_VIEW.into()), vec![p]), ty, span)
+        self.emit(Op::Call(lockstep_ir::Callee::PointerView(POINTER_VIEW.into()), vec![p]), ty, span)
     }
 
     /// Records that memory `root` is accessed through the view `elem`.
@@ -471,7 +471,7 @@ impl FnLowerer<'_, '_> {
                     let zero = self.f.add_inst(Op::Const(lockstep_ir::Const::Int(0)), Type::I32, span);
                     let space = self.f.inst(v).op.mem_ref().map_or(lockstep_ir::MemSpace::Unknown, |m| m.space);
                     let base = self.f.add_inst(Op::AddrOf(root, zero), Type::Ptr(space), span);
-                    let view = self.f.add_inst(Op::Call(lockstep_ir::Callee::Opaque(OPAQUE_VIEW.into()), vec![base]), Type::Ptr(space), span);
+                    let view = self.f.add_inst(Op::Call(lockstep_ir::Callee::PointerView(POINTER_VIEW.into()), vec![base]), Type::Ptr(space), span);
                     out.extend([zero, base, view]);
                     if let Op::Load(m) | Op::Store(m, _) | Op::Atomic(_, m, _) = &mut self.f.inst_mut(v).op {
                         m.root = Root::Ptr(view);

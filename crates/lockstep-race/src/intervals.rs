@@ -124,11 +124,10 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
     for &b in &cfg.rpo {
         for (pos, &v) in f.block(b).insts.iter().enumerate() {
             // The spaces it may write: any, or those of the pointers a
-            // function without a body is handed (one that returns a pointer
-            // is a view, which the accesses through it place).
+            // function without a body is handed.
             let spaces: &[Space] = match &f.inst(v).op {
                 Op::Call(lockstep_ir::Callee::Unmodelled(_), _) => &[Space::Shared, Space::Device],
-                Op::Call(lockstep_ir::Callee::Opaque(_), args) if !matches!(f.inst(v).ty, lockstep_ir::Type::Ptr(_)) => {
+                Op::Call(lockstep_ir::Callee::Opaque(_), args) => {
                     let handed = |space: MemSpace| args.iter().any(|&a| f.inst(a).ty == lockstep_ir::Type::Ptr(space));
                     match (handed(MemSpace::Unknown), handed(MemSpace::Shared), handed(MemSpace::Device)) {
                         (true, ..) | (_, true, true) => &[Space::Shared, Space::Device],
