@@ -2184,7 +2184,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return RV { vals: Vec::new(), ty: SrcType::Void };
         }
         let rvs: Vec<RV> = args.iter().map(|&a| self.expr(a)).collect();
-        if self.lookup(name).is_none() && matches!(self.cx.template_args.get(name), Some(TemplateArg::Constant(_) | TemplateArg::Unknown)) {
+        // A local (a functor, a variable of a type lockstep does not know) is declared.
+        let declared_here = self.lookup(name).is_some();
+        if !declared_here && matches!(self.cx.template_args.get(name), Some(TemplateArg::Constant(_) | TemplateArg::Unknown)) {
             // A template's function parameter with no function bound.
             let what = format!("the call through `{name}`, whose target lockstep cannot tell,");
             let operands = rvs.iter().flat_map(|r| r.vals.iter().copied()).collect();
@@ -2197,7 +2199,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 call,
                 format!("`{name}` is neither defined in the sources lockstep read nor a built-in it models: its result is unknown to the analyses and `lockstep run` stops at it"),
             );
-        } else if self.lookup(name).is_none() {
+        } else if !declared_here {
             self.cx.undeclared_name(name, span, crate::module::UndeclaredUse::Callee);
         }
         self.opaque_call(name, rvs, span)
@@ -2547,20 +2549,15 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     let nan = self.emit(Op::Cmp(CmpOp::Ne, operands[0], operands[0]), Type::Bool, span);
                     self.convert(nan, result_t, span)
                 }
-                IntrinsicOp::IsInf => {
+                // The magnitude against infinity; a NaN compares false to it
+                // (neither infinite nor finite).
+                IntrinsicOp::IsInf | IntrinsicOp::IsFinite => {
                     let t = self.f.inst(operands[0]).ty;
                     let magnitude = self.emit(Op::Math(MathFn::Abs, vec![operands[0]]), t, span);
                     let infinity = self.konst(t, Const::Float(f64::INFINITY), span);
-                    let inf = self.emit(Op::Cmp(CmpOp::Eq, magnitude, infinity), Type::Bool, span);
-                    self.convert(inf, result_t, span)
-                }
-                IntrinsicOp::IsFinite => {
-                    let t = self.f.inst(operands[0]).ty;
-                    let magnitude = self.emit(Op::Math(MathFn::Abs, vec![operands[0]]), t, span);
-                    let infinity = self.konst(t, Const::Float(f64::INFINITY), span);
-                    // A NaN compares false: not finite.
-                    let finite = self.emit(Op::Cmp(CmpOp::Lt, magnitude, infinity), Type::Bool, span);
-                    self.convert(finite, result_t, span)
+                    let cmp = if i.op == IntrinsicOp::IsInf { CmpOp::Eq } else { CmpOp::Lt };
+                    let class = self.emit(Op::Cmp(cmp, magnitude, infinity), Type::Bool, span);
+                    self.convert(class, result_t, span)
                 }
                 IntrinsicOp::MulAdd24 => {
                     let product = self.emit(Op::Math(MathFn::Mul24, vec![operands[0], operands[1]]), result_t, span);
