@@ -1550,3 +1550,66 @@ fn metal_as_type_reinterprets_bits() {
     assert_eq!(o.buffer("out").unwrap().f32s(), floats);
     assert_eq!(o.buffer("back").unwrap().u32s(), floats.iter().map(|f| (f * 2.0).to_bits()).collect::<Vec<_>>());
 }
+
+/// Explicit specializations of function templates, chosen by written and
+/// deduced arguments; static members of class templates, chosen by
+/// partial and full specializations and calling their class's other members.
+const SPECIALIZATIONS_CUDA: &str = r#"
+template <typename T> __device__ T twice(T x) { return x + x; }
+template <> __device__ float twice<float>(float x) { return x * 3.0f; }
+template <int op> __device__ int cmp(int a, int b) { return a - b; }
+template <> __device__ int cmp<3>(int a, int b) { return a * b; }
+
+enum class method_kind { MAX, SUM };
+template <method_kind m, typename T> struct policy;
+template <typename T> struct policy<method_kind::SUM, T> {
+    static __device__ T combine(T a, T b) { return a + b; }
+    static __device__ T identity() { return T(0); }
+    static __device__ T fold(const T *s, int n) {
+        T acc = identity();
+        for (int i = 0; i < n; ++i) acc = combine(acc, s[i]);
+        return acc;
+    }
+};
+template <typename T> struct policy<method_kind::MAX, T> {
+    static __device__ T combine(T a, T b) { return a > b ? a : b; }
+    static __device__ T identity() { return T(-1000); }
+    static __device__ T fold(const T *s, int n) {
+        T acc = identity();
+        for (int i = 0; i < n; ++i) acc = combine(acc, s[i]);
+        return acc;
+    }
+};
+template <int N> struct scaled { static __device__ int apply(int x) { return x * N; } };
+template <> struct scaled<0> { static __device__ int apply(int x) { return -x; } };
+
+template <method_kind m, typename T>
+__device__ T reduce(T v, T *s) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    T r = policy<m, T>::fold(s, 4);
+    __syncthreads();
+    return r;
+}
+
+__global__ void k(int *out, float *fout) {
+    __shared__ int s[4];
+    int t = threadIdx.x;
+    int a = reduce<method_kind::SUM>(t + 1, s);
+    int b = reduce<method_kind::MAX>(t * 3, s);
+    out[t] = a * 100 + b + scaled<2>::apply(1000) + scaled<0>::apply(10000) + cmp<3>(t, 2) + cmp<1>(t, 2) + twice(t);
+    fout[t] = twice((float)t);
+}
+"#;
+
+#[test]
+fn specializations_are_chosen_by_their_arguments() {
+    let config = RunConfig { groups: [1, 1, 1], group_size: Some([4, 1, 1]), ..RunConfig::default() };
+    let launch = "[buffers.out]\nlen = 4\n[buffers.fout]\nlen = 4\ntype = \"f32\"\n";
+    let (db, o) = compile_and_run("spec.cu", Lang::Cuda, SPECIALIZATIONS_CUDA, "k", launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    // 10 summed, 9 the largest, 2000 and -10000 from `scaled`, then 2t + (t - 2) + 2t.
+    let want: Vec<i32> = (0..4).map(|t| 1000 + 9 + 2000 - 10000 + 5 * t - 2).collect();
+    assert_eq!(o.buffer("out").unwrap().i32s(), want);
+    assert_eq!(o.buffer("fout").unwrap().f32s(), vec![0.0, 3.0, 6.0, 9.0]);
+}

@@ -1,7 +1,7 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
 use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, SelectCondition, VectorAccess, VectorIntrinsic};
-use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
+use crate::module::{parse_int_literal, ClassChoice, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
 use crate::view::View;
@@ -1834,14 +1834,19 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         let name = callee_name(self.cx.text(func));
-        // `policy<M, T>::reduce(x)`: a static member function of a class
-        // template, which lockstep does not resolve.
+        // `policy<M, T>::reduce(x)`: a static member function of the class
+        // definition the arguments choose.
+        if self.cx.kind(func) == "qualified_identifier" {
+            if let Some(rv) = self.static_member_call(func, &args, n, span) {
+                return rv;
+            }
+        }
         if self.cx.kind(func) == "qualified_identifier" && self.cx.text(func).contains(">::") && !self.cx.funcs.contains_key(&name) {
             let what = self.cx.text(func).to_string();
             self.diag(
                 "unsupported",
                 n,
-                "a call of a class template's member function (`traits<T>::f(…)`) is not resolved: its result is unknown to the analyses, which do not see what it accesses, and `lockstep run` stops at it".to_string(),
+                "a call of a class template's member function (`traits<T>::f(…)`) is not resolved (which definition of the class its arguments choose is unknown, or it defines no such function in its body): its result is unknown to the analyses, which do not see what it accesses, and `lockstep run` stops at it".to_string(),
             );
             let rvs = args.iter().map(|&a| self.expr(a)).collect();
             return self.opaque_call(&what, rvs, span);
@@ -1852,6 +1857,85 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.inline_lambda(lambda, &name, &lowered, n);
         }
         self.named_call(&name, &args, n, span)
+    }
+
+    /// A static member function of the class definition a scope's
+    /// arguments choose (`policy<SUM, T>::reduce(x)`), inlined with the
+    /// class's parameters bound; None where the class or the function is
+    /// not one lockstep can tell.
+    fn static_member_call(&mut self, func: Node<'t>, args: &[Node<'t>], call: Node<'t>, span: Span) -> Option<RV> {
+        let scope = func.field(self.cx.fields.scope)?;
+        let method = self.cx.class_name(func.field(self.cx.fields.name)?).to_string();
+        let (class, choice) = self.cx.class_definition(scope, 0, None)?;
+        let methods = self.cx.class_methods(class, &method);
+        if methods.is_empty() {
+            return None;
+        }
+        let params = crate::template::template_parameters(self.cx, class);
+        let bindings = match (choice, params) {
+            (ClassChoice::Primary(keys), Some(params)) => {
+                let kinds = crate::template::parameter_names(self.cx, params);
+                let explicit: Vec<TemplateArg> = keys
+                    .into_iter()
+                    .zip(kinds)
+                    .map(|(key, (_, is_type))| match key {
+                        Some(key) => key.template_arg(),
+                        None if is_type => TemplateArg::OpaqueType,
+                        None => TemplateArg::Unknown,
+                    })
+                    .collect();
+                crate::template::bind(self.cx, params, &explicit, &Default::default())
+            }
+            (ClassChoice::Specialization(matched), Some(params)) => {
+                let deduced = matched.into_iter().map(|(name, key)| (name, key.template_arg())).collect();
+                crate::template::bind(self.cx, params, &[], &deduced)
+            }
+            (_, None) => Default::default(),
+        };
+        let lowered = self.arguments(args, span);
+        let def = self.choose_overload(&methods, &lowered);
+        self.class_scope = Some((class, bindings));
+        Some(self.inline_call(def, &method, &lowered, call))
+    }
+
+    /// The explicit specialization of the function template `def` that a
+    /// call's template arguments (written or deduced) choose (`template <>
+    /// float f<float>(float)`), else `def`. The arguments are read once:
+    /// the chosen definition is inlined with them.
+    fn explicit_specialization(&mut self, name: &str, def: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>) -> Node<'t> {
+        let Some(specializations) = self.cx.function_specializations.get(name).cloned() else { return def };
+        let Some(params) = crate::template::template_parameters(self.cx, def) else { return def };
+        let read = self.explicit_template_args.take();
+        let bindings = self.template_bindings(def, params, args, call, read);
+        let ordered: Vec<TemplateArg> = crate::template::parameter_names(self.cx, params).iter().map(|(p, _)| bindings.get(p).cloned().unwrap_or(TemplateArg::Unknown)).collect();
+        let known = |a: &TemplateArg| matches!(a, TemplateArg::Type(_) | TemplateArg::Int(_) | TemplateArg::Function(_));
+        let chosen = specializations.into_iter().find(|&s| {
+            let Some(list) = self.specialization_arguments(s) else { return false };
+            let pattern = crate::template::argument_nodes(self.cx, list);
+            let kinds = crate::template::parameter_names(self.cx, params);
+            pattern.len() == ordered.len()
+                && pattern.iter().zip(&kinds).zip(&ordered).all(|((&a, (_, is_type)), bound)| known(bound) && crate::template::argument(self.cx, *is_type, a) == *bound)
+        });
+        if chosen.is_none() && !ordered.iter().all(known) {
+            self.diag(
+                "unsupported",
+                call,
+                format!("which definition of `{name}` this call uses (the template or one of its explicit specializations) depends on a template argument lockstep cannot tell; it analyses the template's own"),
+            );
+        }
+        self.explicit_template_args = Some(ordered);
+        chosen.unwrap_or(def)
+    }
+
+    /// The argument list an explicit specialization is declared with (`<float>` in `f<float>(…)`).
+    fn specialization_arguments(&self, def: Node<'t>) -> Option<Node<'t>> {
+        let mut d = def.field(self.cx.fields.declarator)?;
+        while self.cx.kind(d) != "function_declarator" {
+            d = d.field(self.cx.fields.declarator)?;
+        }
+        let name = d.field(self.cx.fields.declarator)?;
+        let name = if self.cx.kind(name) == "qualified_identifier" { name.field(self.cx.fields.name)? } else { name };
+        (self.cx.kind(name) == "template_function").then(|| name.field(self.cx.fields.arguments)).flatten()
     }
 
     /// The element type of an array constructor's callee (`float[4]`, or
@@ -2150,10 +2234,21 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let vals = self.convert_to(&RV { vals, ty: ty.clone() }, &ty, span);
             return RV { vals, ty };
         }
+        // Inside a static member function, a bare name calls its class's members first.
+        if let Some(class) = self.enclosing_class() {
+            let methods = self.cx.class_methods(class, name);
+            if !methods.is_empty() {
+                let lowered = self.arguments(args, span);
+                let def = self.choose_overload(&methods, &lowered);
+                self.class_scope = Some((class, self.cx.template_args.clone()));
+                return self.inline_call(def, name, &lowered, call);
+            }
+        }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
             if !defs.is_empty() {
                 let lowered = self.arguments(args, span);
                 let def = self.choose_overload(&defs, &lowered);
+                let def = self.explicit_specialization(name, def, &lowered, call);
                 return self.inline_call(def, name, &lowered, call);
             }
         }

@@ -93,6 +93,9 @@ pub struct Ctx<'t> {
     /// Class definitions by name, for their static constant members: a
     /// class template's primary definition and its specializations.
     pub classes: FxHashMap<String, Vec<Node<'t>>>,
+    /// Explicit specializations of function templates (`template <> float
+    /// f<float>(float)`), by the template's name.
+    pub function_specializations: FxHashMap<String, Vec<Node<'t>>>,
     /// The functions named as values ([`SrcType::Function`] values index it).
     pub function_values: Vec<crate::function_value::FunctionValue>,
     /// Names used but declared nowhere in the file, with their first use
@@ -110,9 +113,28 @@ pub struct Ctx<'t> {
 
 /// A class template's argument, as specializations are chosen by it.
 #[derive(Clone, Debug, PartialEq)]
-enum ClassArgument {
+pub enum ClassArgument {
     Value(i64),
     Type(SrcType),
+}
+
+impl ClassArgument {
+    pub fn template_arg(self) -> TemplateArg {
+        match self {
+            ClassArgument::Value(v) => TemplateArg::Int(v),
+            ClassArgument::Type(t) => TemplateArg::Type(t),
+        }
+    }
+}
+
+/// Which definition of a class template its arguments chose, and how its
+/// parameters are bound.
+pub enum ClassChoice {
+    /// The primary template: its arguments in order (None: one lockstep
+    /// cannot tell, left generic).
+    Primary(Vec<Option<ClassArgument>>),
+    /// A specialization: its own parameters, bound by matching its pattern.
+    Specialization(FxHashMap<String, ClassArgument>),
 }
 
 /// Launches by kernel name.
@@ -366,55 +388,88 @@ impl<'t> Ctx<'t> {
         self.type_named(text).map(ClassArgument::Type)
     }
 
-    /// A static constant member of a class (`pow2<N>::value`): read in the
-    /// specialization the arguments choose, or in the primary template
-    /// with its parameters bound to them.
-    fn static_member(&self, scope: Node, member: &str, depth: u32, class_args: Option<&Bindings>) -> Option<i64> {
+    /// The definition of a class a scope names (`policy<M, T>` in
+    /// `policy<M, T>::reduce`) for its arguments: the specialization they
+    /// choose, else the primary template. None where which one holds is
+    /// unknown (an argument lockstep cannot tell, a pattern it does not
+    /// match).
+    pub fn class_definition(&self, scope: Node<'t>, depth: u32, class_args: Option<&Bindings>) -> Option<(Node<'t>, ClassChoice)> {
         let defs = self.classes.get(self.class_name(scope))?;
         let written: Vec<Node> = match (self.kind(scope), scope.field(self.fields.arguments)) {
             ("template_type", Some(list)) => template::argument_nodes(self, list),
             _ => Vec::new(),
         };
-        let values: Vec<Option<i64>> = written.iter().map(|&a| self.const_int_depth(a, depth + 1, class_args)).collect();
         // Each argument as a value or a type (None: lockstep cannot tell).
-        let keys: Vec<Option<ClassArgument>> = written.iter().zip(&values).map(|(&a, v)| self.class_argument(a, *v)).collect();
-        // A specialization whose arguments are those, else the primary
-        // definition; where a specialization may be the one (an argument
-        // lockstep cannot tell, or a partial specialization's parameter),
-        // which definition holds is unknown.
-        let mut specialization = None;
+        let keys: Vec<Option<ClassArgument>> = written.iter().map(|&a| self.class_argument(a, self.const_int_depth(a, depth + 1, class_args))).collect();
+        // The most specialized definition whose pattern the arguments match
+        // (the fewest parameters of its own); a pattern an unknown argument
+        // may or may not match leaves the choice unknown.
+        let mut best: Option<(usize, Node<'t>, FxHashMap<String, ClassArgument>)> = None;
         for d in defs.iter().copied() {
             let Some(list) = d.field(self.fields.name).filter(|x| self.kind(*x) == "template_type").and_then(|x| x.field(self.fields.arguments)) else { continue };
-            let own = template::argument_nodes(self, list);
-            let own_params: Vec<String> = template::template_parameters(self, d).map(|p| template::parameter_names(self, p).into_iter().map(|(n, _)| n).collect()).unwrap_or_default();
-            if own.len() != keys.len() {
+            let pattern = template::argument_nodes(self, list);
+            if pattern.len() != keys.len() {
                 continue;
             }
-            let mut exact = true;
-            for (&a, key) in own.iter().zip(&keys) {
-                let theirs = if own_params.iter().any(|p| p == self.text(a).trim()) { None } else { self.class_argument(a, self.const_int_depth(a, depth + 1, Some(&Bindings::default()))) };
+            let own_params: Vec<String> = template::template_parameters(self, d).map(|p| template::parameter_names(self, p).into_iter().map(|(n, _)| n).collect()).unwrap_or_default();
+            let mut matched = FxHashMap::default();
+            let mut matches = true;
+            for (&a, key) in pattern.iter().zip(&keys) {
+                let text = self.text(a).trim();
+                if own_params.iter().any(|p| p == text) {
+                    let key = key.clone()?;
+                    if matched.get(text).is_some_and(|earlier| *earlier != key) {
+                        matches = false;
+                        break;
+                    }
+                    matched.insert(text.to_string(), key);
+                    continue;
+                }
+                let theirs = self.class_argument(a, self.const_int_depth(a, depth + 1, Some(&Bindings::default())));
                 match (key, theirs) {
                     (Some(k), Some(t)) if *k != t => {
-                        exact = false;
+                        matches = false;
                         break;
                     }
                     (Some(_), Some(_)) => {}
                     _ => return None,
                 }
             }
-            if exact {
-                specialization = Some(d);
-                break;
+            if !matches {
+                continue;
+            }
+            match &best {
+                Some((fewest, ..)) if *fewest < own_params.len() => {}
+                Some((fewest, ..)) if *fewest == own_params.len() => return None,
+                _ => best = Some((own_params.len(), d, matched)),
             }
         }
-        let primary = || defs.iter().copied().find(|d| d.field(self.fields.name).is_some_and(|x| self.kind(x) != "template_type"));
-        let def = specialization.or_else(primary)?;
+        if let Some((_, d, matched)) = best {
+            return Some((d, ClassChoice::Specialization(matched)));
+        }
+        let primary = defs.iter().copied().find(|d| d.field(self.fields.name).is_some_and(|x| self.kind(x) != "template_type"))?;
+        Some((primary, ClassChoice::Primary(keys)))
+    }
+
+    /// A static constant member of a class (`pow2<N>::value`): read in the
+    /// definition the arguments choose, with its value parameters bound.
+    fn static_member(&self, scope: Node<'t>, member: &str, depth: u32, class_args: Option<&Bindings>) -> Option<i64> {
+        let (def, choice) = self.class_definition(scope, depth, class_args)?;
         let mut bindings = Bindings::default();
-        if specialization.is_none() {
-            if let Some(params) = template::template_parameters(self, def) {
-                for ((name, is_type), value) in template::parameter_names(self, params).into_iter().zip(&values) {
-                    if let (false, Some(v)) = (is_type, value) {
-                        bindings.insert(name, TemplateArg::Int(*v));
+        match choice {
+            ClassChoice::Primary(keys) => {
+                if let Some(params) = template::template_parameters(self, def) {
+                    for ((name, _), key) in template::parameter_names(self, params).into_iter().zip(keys) {
+                        if let Some(ClassArgument::Value(v)) = key {
+                            bindings.insert(name, TemplateArg::Int(v));
+                        }
+                    }
+                }
+            }
+            ClassChoice::Specialization(matched) => {
+                for (name, key) in matched {
+                    if let ClassArgument::Value(v) = key {
+                        bindings.insert(name, TemplateArg::Int(v));
                     }
                 }
             }
@@ -433,6 +488,26 @@ impl<'t> Ctx<'t> {
         let value = self.const_int_depth(init, depth + 1, Some(&bindings));
         self.static_values.borrow_mut().insert(key, value);
         value
+    }
+
+    /// The member functions named `name` a class definition defines in its body.
+    pub fn class_methods(&self, def: Node<'t>, name: &str) -> Vec<Node<'t>> {
+        let Some(body) = def.field(self.fields.body) else { return Vec::new() };
+        let mut c = body.walk();
+        let members: Vec<Node<'t>> = body.named_children(&mut c).collect();
+        members
+            .into_iter()
+            .filter_map(|m| match self.kind(m) {
+                "function_definition" => Some(m),
+                "template_declaration" => {
+                    let mut c = m.walk();
+                    let found = m.named_children(&mut c).find(|x| self.kind(*x) == "function_definition");
+                    found
+                }
+                _ => None,
+            })
+            .filter(|f| f.field(self.fields.body).is_some() && function_name(self, *f).as_deref() == Some(name))
+            .collect()
     }
 
     /// The initializer of the static member `member` in a class definition.
@@ -906,6 +981,7 @@ pub fn lower_tree_streaming(
         unknown_typed: FxHashSet::default(),
         block_arrays: FxHashSet::default(),
         classes: FxHashMap::default(),
+        function_specializations: FxHashMap::default(),
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),
@@ -1015,7 +1091,7 @@ pub fn lower_tree_streaming(
 /// synchronizes or touches group memory is analysed as if a kernel nobody
 /// can see called it, so the barrier code that lives in headers is checked.
 fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_source::SourceDb, sink: &mut KernelSink) {
-    let mut defs: Vec<Node<'t>> = ctx.funcs.values().flatten().copied().filter(|&def| is_device_function(ctx, def) && synchronizes_or_shares(ctx, def)).collect();
+    let mut defs: Vec<Node<'t>> = ctx.funcs.values().chain(ctx.function_specializations.values()).flatten().copied().filter(|&def| is_device_function(ctx, def) && synchronizes_or_shares(ctx, def)).collect();
     defs.sort_by_key(|d| d.start_byte());
     for def in defs {
         if def.has_error() {
@@ -1319,7 +1395,10 @@ fn collect_items<'t>(ctx: &mut Ctx<'t>, n: Node<'t>, kernels: &mut Vec<Node<'t>>
                     if entry_info(ctx, item).is_some() {
                         kernels.push(item);
                     }
-                    ctx.funcs.entry(name).or_default().push(item);
+                    match name.split_once('<') {
+                        Some((template, _)) => ctx.function_specializations.entry(template.trim().to_string()).or_default().push(item),
+                        None => ctx.funcs.entry(name).or_default().push(item),
+                    }
                 }
             }
             "template_instantiation" => {

@@ -104,9 +104,12 @@ struct LoopTargets {
 }
 
 /// An inlined helper being lowered.
-struct Frame {
+struct Frame<'t> {
     /// The definition inlined (overloads share a name, not a body).
     body: usize,
+    /// The class whose static member function this is: its other members
+    /// are called by their bare names.
+    class: Option<Node<'t>>,
     return_to: BlockId,
     ret: Option<(Vec<Var>, SrcType)>,
     /// A lambda with no declared return type: `ret` takes the type of the
@@ -145,7 +148,7 @@ pub struct FnLowerer<'c, 't> {
     /// with the meaning each name had before, restored when it closes.
     type_aliases: Vec<Vec<(String, Option<SrcType>)>>,
     loops: Vec<LoopTargets>,
-    frames: Vec<Frame>,
+    frames: Vec<Frame<'t>>,
     pub depth: u32,
     pub group_size: Option<[u32; 3]>,
     /// The object of the member function about to be inlined.
@@ -153,6 +156,9 @@ pub struct FnLowerer<'c, 't> {
     /// The template arguments of the function about to be inlined, where
     /// they were read before the call (a function value's).
     pub explicit_template_args: Option<Vec<template::TemplateArg>>,
+    /// The class definition and bound parameters of the static member
+    /// function about to be inlined (`policy<M, T>::reduce`).
+    pub class_scope: Option<(Node<'t>, template::Bindings)>,
     /// Captured device views (C++ AMP `array_view`), by name.
     pub views: FxHashMap<String, DeviceView>,
     /// A helper the kernel calls whose definition does not parse (its name
@@ -222,6 +228,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             group_size: info.group_size,
             receiver: None,
             explicit_template_args: None,
+            class_scope: None,
             views: FxHashMap::default(),
             unparsed_callee: None,
             lambdas: Vec::new(),
@@ -1224,6 +1231,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let span = self.span(call);
         let receiver = self.receiver.take();
         let explicit_template_args = self.explicit_template_args.take();
+        let class_scope = self.class_scope.take();
         let site = match self.inline_site(name, def.id(), args, call, span) {
             Ok(site) => site,
             Err(opaque) => return opaque,
@@ -1232,13 +1240,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.unparsed_callee = Some((name.to_string(), span));
         }
         // A function template: its parameters bound for this call, in force
-        // for its signature and body.
-        let outer_template = match template::template_parameters(self.cx, def) {
-            Some(params) => {
-                let bindings = self.template_bindings(def, params, args, call, explicit_template_args);
+        // for its signature and body, over those of its class.
+        let own = template::template_parameters(self.cx, def).map(|params| self.template_bindings(def, params, args, call, explicit_template_args));
+        let class = class_scope.as_ref().map(|(class, _)| *class);
+        let outer_template = match (class_scope, own) {
+            (None, None) => None,
+            (class, own) => {
+                let mut bindings = class.map(|(_, b)| b).unwrap_or_default();
+                bindings.extend(own.unwrap_or_default());
                 Some(std::mem::replace(&mut self.cx.template_args, bindings))
             }
-            None => None,
         };
         let ret_ty = def.field(self.cx.fields.ty).and_then(|t| self.cx.resolve_type(t)).unwrap_or(SrcType::Void);
         let ret_ty = match def.field(self.cx.fields.declarator) {
@@ -1252,7 +1263,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let saved_scope_ints = std::mem::replace(&mut self.scope_ints, vec![FxHashMap::default()]);
         let saved_local_ints = std::mem::take(&mut self.cx.local_ints);
         let saved_loops = std::mem::take(&mut self.loops);
-        self.frames.push(Frame { body: def.id(), return_to, ret: ret.clone(), deduces_return: false, site });
+        self.frames.push(Frame { body: def.id(), class, return_to, ret: ret.clone(), deduces_return: false, site });
         // A member function sees its object's fields by name.
         if let Some(receiver) = &receiver {
             let (Place::Mem { ty: SrcType::Struct(si), .. } | Place::Vars { ty: SrcType::Struct(si), .. }) = receiver else { unreachable!("receivers are structs") };
@@ -1329,6 +1340,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let site = self.f.inline_sites.len() as u32;
         self.f.inline_sites.push(InlineSite { callee: name.to_string(), call_span: span, parent: self.frames.last().map(|f| f.site) });
         Ok(site)
+    }
+
+    /// The class whose static member function is being inlined.
+    pub(crate) fn enclosing_class(&self) -> Option<Node<'t>> {
+        self.frames.last().and_then(|f| f.class)
     }
 
     /// Continues after an inlined body at `return_to`, with the value its
@@ -1449,7 +1465,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         self.scopes.push(FxHashMap::default());
         self.scope_ints.push(FxHashMap::default());
         let saved_loops = std::mem::take(&mut self.loops);
-        self.frames.push(Frame { body: lambda.id(), return_to, ret, deduces_return, site });
+        self.frames.push(Frame { body: lambda.id(), class: self.frames.last().and_then(|f| f.class), return_to, ret, deduces_return, site });
         if let Some(params) = declarator.and_then(|d| d.field(self.cx.fields.parameters)) {
             self.bind_parameters(params, args);
         }
@@ -1471,7 +1487,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// `T*`, then defaults.
     /// `read` holds the explicit arguments when they were read before the
     /// call (a function value's); otherwise the call's own are read here.
-    fn template_bindings(&mut self, def: Node<'t>, params: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>, read: Option<Vec<template::TemplateArg>>) -> template::Bindings {
+    pub(crate) fn template_bindings(&mut self, def: Node<'t>, params: Node<'t>, args: &[(Option<Place>, RV)], call: Node<'t>, read: Option<Vec<template::TemplateArg>>) -> template::Bindings {
         let names = template::parameter_names(self.cx, params);
         let explicit_list = call.field(self.cx.fields.function).filter(|f| self.cx.kind(*f) == "template_function").and_then(|f| f.field(self.cx.fields.arguments));
         let explicit_nodes = explicit_list.map(|l| template::argument_nodes(self.cx, l)).unwrap_or_default();
