@@ -362,6 +362,7 @@ impl Function {
     }
 
     /// The constant an instruction computes, if it is a literal.
+    #[inline]
     pub fn as_const(&self, v: Value) -> Option<&Const> {
         match &self.inst(v).op {
             Op::Const(c) => Some(c),
@@ -370,6 +371,7 @@ impl Function {
     }
 
     /// Integer constant value, sign-extended for signed types.
+    #[inline]
     pub fn as_int(&self, v: Value) -> Option<i64> {
         match self.as_const(v)? {
             Const::Int(bits) => Some(match self.inst(v).ty {

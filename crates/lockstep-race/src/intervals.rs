@@ -192,10 +192,15 @@ impl Positions {
 
 /// The intervals between barriers for which `ends` holds.
 pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool) -> Vec<Interval> {
-    // An unmodelled construct is one access per allocation it may touch.
-    let mut by_inst: Vec<SmallVec<[usize; 1]>> = vec![SmallVec::new(); f.insts.len()];
-    for (i, a) in accesses.iter().enumerate() {
-        by_inst[a.inst.index()].push(i);
+    // The accesses of each instruction, in order, as a list threaded through
+    // `next_access` (an unmodelled construct is one access per allocation it
+    // may touch); flat arrays, as this runs once per kernel and question.
+    const NONE: u32 = u32::MAX;
+    let mut first_access = vec![NONE; f.insts.len()];
+    let mut next_access = vec![NONE; accesses.len()];
+    for (i, a) in accesses.iter().enumerate().rev() {
+        next_access[i] = first_access[a.inst.index()];
+        first_access[a.inst.index()] = i as u32;
     }
     let mut starts = vec![(Start::Entry, BlockId(0), 0usize)];
     for &b in &cfg.rpo {
@@ -223,14 +228,19 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
     let events: Vec<Vec<(usize, Event)>> = f
         .block_ids()
         .map(|b| {
-            let insts = f.block(b).insts.iter().enumerate();
-            insts
-                .flat_map(|(i, &v)| {
-                    let events: SmallVec<[(usize, Event); 1]> =
-                        if ends(v) { smallvec::smallvec![(i, Event::End)] } else { by_inst[v.index()].iter().map(|&ai| (i, Event::Access(ai))).collect() };
-                    events
-                })
-                .collect()
+            let mut events = Vec::new();
+            for (i, &v) in f.block(b).insts.iter().enumerate() {
+                if ends(v) {
+                    events.push((i, Event::End));
+                    continue;
+                }
+                let mut a = first_access[v.index()];
+                while a != NONE {
+                    events.push((i, Event::Access(a as usize)));
+                    a = next_access[a as usize];
+                }
+            }
+            events
         })
         .collect();
     let flags = Flags::of(f);
