@@ -342,11 +342,16 @@ impl Cfg {
     /// Branch blocks `b` depends on, transitively (nearest first).
     pub fn control_deps_transitive(&self, b: BlockId) -> Vec<BlockId> {
         let mut out: Vec<BlockId> = Vec::new();
+        // One bit per block: long chains of branches (a switch on an unknown
+        // value, tested case by case) make the list long.
+        let mut seen = vec![0u64; self.block_count().div_ceil(64)];
         let mut queue: std::collections::VecDeque<BlockId> = self.control_deps[b.index()].iter().copied().collect();
         while let Some(x) = queue.pop_front() {
-            if out.contains(&x) {
+            let (word, bit) = (x.index() / 64, 1u64 << (x.index() % 64));
+            if seen[word] & bit != 0 {
                 continue;
             }
+            seen[word] |= bit;
             out.push(x);
             queue.extend(self.control_deps[x.index()].iter().copied());
         }

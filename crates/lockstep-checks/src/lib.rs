@@ -7,6 +7,7 @@ mod races;
 mod rules;
 
 pub use rules::{find_rule, Rule, RULES, TOOL_DIAGNOSTICS};
+pub use lockstep_race::FILE_CHECK_TIME;
 
 use lockstep_analysis::{Cfg, Uniformity};
 use lockstep_diag::Diagnostic;
@@ -100,13 +101,21 @@ impl Default for CheckOptions {
 pub struct FileChecker {
     options: CheckOptions,
     dead: Vec<lockstep_dbe::FunctionResult>,
-    /// Time the race analyses of the file's remaining kernels may still take.
-    race_time_left: std::time::Duration,
+    /// The checking thread's CPU time at which race analysis stops for the
+    /// rest of the file ([`lockstep_race::FILE_CHECK_TIME`] after the first
+    /// kernel's checks start).
+    deadline: Option<std::time::Duration>,
 }
 
 impl FileChecker {
     pub fn new(options: CheckOptions) -> FileChecker {
-        FileChecker { options, dead: Vec::new(), race_time_left: lockstep_race::FILE_RACE_TIME }
+        FileChecker { options, dead: Vec::new(), deadline: None }
+    }
+
+    /// Whether the file's time for checking is spent: the kernels lowered
+    /// after that are listed as skipped rather than checked.
+    pub fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| lockstep_race::thread_cpu_time() >= d)
     }
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
@@ -121,13 +130,12 @@ impl FileChecker {
     }
 
     fn kernel_findings(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {
+        let deadline = *self.deadline.get_or_insert_with(|| lockstep_race::thread_cpu_time() + lockstep_race::FILE_CHECK_TIME);
         let divergent = divergence::check(db, facts, out);
         if self.options.races {
             let likely_uniformity = facts.likely_uniformity.as_ref().unwrap_or(&facts.uniformity);
             let likely = lockstep_race::ConflictOracle::new(facts.module, &facts.func, &facts.cfg, likely_uniformity, None, lockstep_race::Assumptions::Likely);
-            let start = lockstep_race::thread_cpu_time();
-            races::check(db, facts, &likely, &self.options, start + self.race_time_left, out);
-            self.race_time_left = self.race_time_left.saturating_sub(lockstep_race::thread_cpu_time().saturating_sub(start));
+            races::check(db, facts, &likely, &self.options, deadline, out);
         }
         if let Some(mode) = self.options.dead_barriers {
             let options = lockstep_dbe::Options { mode, assume_calls_safe: self.options.assume_calls_safe, inter_block: true };

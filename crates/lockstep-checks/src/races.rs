@@ -40,7 +40,7 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
                 "kernel-skipped",
                 Severity::Warning,
                 k.func.span,
-                format!("the race analysis of `{}` stopped: the file's time for race analysis ({} s of CPU) is spent", k.func.name, lockstep_race::FILE_RACE_TIME.as_secs()),
+                format!("the race analysis of `{}` stopped: the file's time for checking ({} s of CPU) is spent", k.func.name, lockstep_race::FILE_CHECK_TIME.as_secs_f64()),
             )
             .with_primary_label("not every pair of accesses was examined")
             .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),

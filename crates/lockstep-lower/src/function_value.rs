@@ -142,6 +142,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 Op::Phi(incoming) => stack.extend(incoming.iter().map(|&(_, y)| y)),
                 _ => {
                     let id = u64::try_from(self.f.as_int(x)?).ok()?;
+                    // A call through the null pointer is no execution of a valid program.
+                    if id == 0 {
+                        continue;
+                    }
                     if candidates.iter().any(|(i, ..)| *i == id) {
                         continue;
                     }

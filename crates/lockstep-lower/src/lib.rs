@@ -27,7 +27,7 @@ use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
 use lockstep_source::{FileId, Span};
 
-pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with_launches, KernelSink, LaunchTable};
+pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with_launches, KernelSink, LaunchTable, SinkReply};
 
 /// Source languages lockstep reads through this lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -306,7 +306,7 @@ fn compile_inner(
                 // The walk asks for spans in text order, near each other.
                 let spans = map.cursor();
                 match sink {
-                    Some(sink) => lower_tree_streaming(&text, &tree, lang, &spans, options, &launches, db, sink),
+                    Some(sink) => lower_tree_streaming(&text, &tree, lang, &spans, options, &launches, db, Some(file), sink),
                     None => lower_tree_with_launches(&text, &tree, lang, &spans, options, &launches),
                 }
             })

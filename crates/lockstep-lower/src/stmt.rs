@@ -857,9 +857,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let mut c = body.walk();
             items = body.named_children(&mut c).filter(|x| self.cx.kind(*x) == "case_statement").collect();
         }
-        // On a constant, only the case taken and those it falls into are lowered.
-        if let Some(k) = self.f.as_int(value) {
-            let label = |l: &Self, item: &Node<'t>| item.field(l.cx.fields.value).map(|v| l.cx.const_int(v));
+        let label = |l: &Self, item: &Node<'t>| item.field(l.cx.fields.value).map(|v| l.cx.const_int(v));
+        // On a constant, only the case taken and those it falls into are
+        // lowered (when every label is one too).
+        let labels_known = items.iter().all(|it| label(self, it) != Some(None));
+        if let (Some(k), true) = (self.f.as_int(value), labels_known) {
             let taken = items.iter().position(|it| label(self, it) == Some(Some(k))).or_else(|| items.iter().position(|it| label(self, it).is_none()));
             self.loops.push(LoopTargets { break_to: exit, continue_to: None });
             for &item in items.iter().skip(taken.unwrap_or(items.len())) {
@@ -873,21 +875,45 @@ impl<'c, 't> FnLowerer<'c, 't> {
             self.enter(exit);
             return;
         }
+        // Labels lockstep cannot evaluate (a name of a header it did not
+        // see): compared with the value one by one where no constant matched.
+        let mut unknown_labels = Vec::new();
         for item in &items {
             let b = self.new_block(self.span(*item));
             case_blocks.push(b);
             match item.field(self.cx.fields.value) {
                 Some(v) => match self.cx.const_int(v) {
                     Some(k) => cases.push((k as u64, b)),
-                    None => self.diag("unsupported", v, "case label is not a constant".into()),
+                    None => unknown_labels.push((v, b)),
                 },
                 None => default = Some(b),
             }
         }
         let default = default.unwrap_or(exit);
         let cs = self.span(cond_node);
-        self.terminate(Terminator::Switch { value, cases, default }, span, None);
+        let unmatched = if unknown_labels.is_empty() { default } else { self.new_block(span) };
+        self.terminate(Terminator::Switch { value, cases, default: unmatched }, span, None);
         self.f.block_mut(dispatch).cond_span = Some(cs);
+        if !unknown_labels.is_empty() {
+            self.seal(unmatched);
+            self.enter(unmatched);
+            for (v, b) in unknown_labels {
+                let label_span = self.span(v);
+                let label = self.expr(v).vals.first().copied();
+                let next = self.new_block(label_span);
+                let matches = match label {
+                    Some(label) => {
+                        let label = self.convert(label, self.f.inst(value).ty, label_span);
+                        self.emit(Op::Cmp(CmpOp::Eq, value, label), Type::Bool, label_span)
+                    }
+                    None => self.undef(Type::Bool, label_span).vals[0],
+                };
+                self.branch(matches, b, next, label_span, label_span);
+                self.seal(next);
+                self.enter(next);
+            }
+            self.jump(default, span);
+        }
         self.loops.push(LoopTargets { break_to: exit, continue_to: None });
         for (i, item) in items.iter().enumerate() {
             let b = case_blocks[i];
@@ -1522,7 +1548,6 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// A call to a function without a body: conservative, one result per cell.
     pub fn opaque_call(&mut self, name: &str, args: Vec<RV>, span: Span) -> RV {
         let flat: Vec<Value> = args.iter().flat_map(|a| a.vals.iter().copied()).collect();
-        if std::env::var_os("TRACE_OPAQUE").is_some() { eprintln!("OPAQUE {name} {:?}", args.iter().map(|a| format!("{:?}", a.ty)).collect::<Vec<_>>()); }
         let v = self.emit(Op::Call(lockstep_ir::Callee::Opaque(name.to_string()), flat), Type::I32, span);
         RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
     }
