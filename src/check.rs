@@ -5,7 +5,7 @@ use crate::select::Selection;
 use clap::{Args, ValueEnum};
 use lockstep_checks::{CheckOptions, FileChecker};
 use lockstep_diag::{render_human, to_json_value, Diagnostic, Severity};
-use lockstep_lower::{compile_streaming, KernelShape, Lang, Options, SinkReply};
+use lockstep_lower::{compile_streaming, KernelShape, Lang, Options};
 use lockstep_source::{FileId, SourceDb};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -223,7 +223,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
         // hold this many operations, the rest are listed as skipped.
         if spent > FILE_OPERATION_BUDGET {
             skipped.push(kernel_skipped_for_budget(&kernel));
-            return SinkReply::More;
+            return;
         }
         spent += kernel.insts.len();
         if kernel.entry.as_ref().is_some_and(|e| e.caller_unknown) {
@@ -233,11 +233,6 @@ pub fn check_bytes(path: &Path, bytes: &[u8], lang: Lang, options: &Options, che
         }
         let facts = lockstep_checks::KernelFacts::from_flat(module, kernel);
         checker.kernel(db, &facts, &mut found);
-        if checker.out_of_time() {
-            let seconds = lockstep_checks::FILE_CHECK_TIME.as_secs_f64();
-            return SinkReply::Stop(format!("the file's time for checking ({seconds} s of CPU) is spent"));
-        }
-        SinkReply::More
     });
     let barriers = checker.barriers().cloned().collect();
     checker.finish(&db, &mut found);

@@ -7,7 +7,6 @@ mod races;
 mod rules;
 
 pub use rules::{find_rule, Rule, RULES, TOOL_DIAGNOSTICS};
-pub use lockstep_race::FILE_CHECK_TIME;
 
 use lockstep_analysis::{Cfg, Uniformity};
 use lockstep_diag::Diagnostic;
@@ -110,12 +109,6 @@ pub struct FileChecker {
 impl FileChecker {
     pub fn new(options: CheckOptions) -> FileChecker {
         FileChecker { options, dead: Vec::new(), deadline: None }
-    }
-
-    /// Whether the file's time for checking is spent: the kernels lowered
-    /// after that are listed as skipped rather than checked.
-    pub fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| lockstep_race::thread_cpu_time() >= d)
     }
 
     pub fn kernel(&mut self, db: &SourceDb, facts: &KernelFacts, out: &mut Vec<Diagnostic>) {

@@ -27,7 +27,7 @@ use lockstep_diag::Diagnostic;
 use lockstep_ir::Module;
 use lockstep_source::{FileId, Span};
 
-pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with_launches, KernelSink, LaunchTable, SinkReply};
+pub use module::{launch_table, lower_tree, lower_tree_streaming, lower_tree_with_launches, KernelSink, LaunchTable};
 
 /// Source languages lockstep reads through this lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -929,20 +929,7 @@ pub fn decl_words<'t>(ctx: &Ctx<'t>, n: Node<'t>) -> Vec<&'t str> {
 
 /// What to do with each kernel as soon as it is lowered.
 /// It also gets the source database, for messages that quote the source.
-pub type KernelSink<'a> = dyn FnMut(&lockstep_source::SourceDb, &Module, lockstep_ir::Function) -> SinkReply + Send + 'a;
-
-/// What a kernel sink asks of the lowering after taking a kernel.
-pub enum SinkReply {
-    /// Lower the next kernel.
-    More,
-    /// Lower no more: each kernel left is listed as not checked, for this reason.
-    Stop(String),
-}
-
-/// A kernel left unlowered because the sink asked for no more.
-pub(crate) fn kernel_not_checked(name: &str, span: lockstep_source::Span, reason: &str) -> Diagnostic {
-    Diagnostic::new("kernel-skipped", Severity::Warning, span, format!("kernel `{name}` was not checked: {reason}")).with_primary_label("skipped")
-}
+pub type KernelSink<'a> = dyn FnMut(&lockstep_source::SourceDb, &Module, lockstep_ir::Function) + Send + 'a;
 
 /// Lowers a parsed file: every kernel entry point becomes one flat function,
 /// kept in the returned module.
@@ -956,10 +943,7 @@ pub fn lower_tree(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, opti
 pub fn lower_tree_with_launches(text: &str, tree: &Tree, lang: Lang, spans: &dyn SpanMap, options: &Options, launches: &LaunchTable) -> Compiled {
     let mut kernels = Vec::new();
     let db = lockstep_source::SourceDb::new();
-    let mut compiled = lower_tree_streaming(text, tree, lang, spans, options, launches, &db, None, &mut |_, _, f| {
-        kernels.push(f);
-        SinkReply::More
-    });
+    let mut compiled = lower_tree_streaming(text, tree, lang, spans, options, launches, &db, None, &mut |_, _, f| kernels.push(f));
     compiled.module.functions = kernels;
     compiled
 }
@@ -1028,21 +1012,7 @@ pub fn lower_tree_streaming(
     if let Some(main) = main_file {
         kernels.sort_by_key(|&k| ctx.span(k).file != main);
     }
-    let mut stop: Option<String> = None;
-    let mut hand_on = |ctx: &Ctx, f: lockstep_ir::Function| match sink(db, &ctx.module, f) {
-        SinkReply::Stop(reason) => Some(reason),
-        SinkReply::More => None,
-    };
     for k in kernels {
-        if let Some(reason) = &stop {
-            let name = match ctx.kind(k) {
-                "lambda_expression" => crate::lambda::kernel_name(&ctx, k),
-                _ => function_name(&ctx, k).unwrap_or_default(),
-            };
-            let span = ctx.span(k);
-            ctx.diags.push(kernel_not_checked(&name, span, reason));
-            continue;
-        }
         if k.has_error() {
             let name = match ctx.kind(k) {
                 "lambda_expression" => crate::lambda::kernel_name(&ctx, k),
@@ -1058,13 +1028,13 @@ pub fn lower_tree_streaming(
         }
         if ctx.kind(k) == "lambda_expression" {
             if let Some(f) = crate::lambda::lower_lambda_kernel(&mut ctx, k) {
-                stop = hand_on(&ctx, f);
+                sink(db, &ctx.module, f);
             }
             continue;
         }
         let Some(params) = template::template_parameters(&ctx, k) else {
             if let Some(f) = FnLowerer::lower_kernel(&mut ctx, k) {
-                stop = hand_on(&ctx, f);
+                sink(db, &ctx.module, f);
             }
             continue;
         };
@@ -1096,11 +1066,6 @@ pub fn lower_tree_streaming(
             if !seen.insert(label.clone()) {
                 continue;
             }
-            if let Some(reason) = &stop {
-                let span = ctx.span(k);
-                ctx.diags.push(kernel_not_checked(label.as_deref().unwrap_or(&name), span, reason));
-                continue;
-            }
             ctx.template_args = template::bind(&mut ctx, params, &explicit, &Bindings::default());
             ctx.instance_written = written;
             let lowered = FnLowerer::lower_kernel(&mut ctx, k);
@@ -1118,7 +1083,7 @@ pub fn lower_tree_streaming(
                 if let Some(entry) = f.entry.as_mut() {
                     entry.template = Some(version);
                 }
-                stop = hand_on(&ctx, f);
+                sink(db, &ctx.module, f);
             }
         }
     }
@@ -1134,17 +1099,11 @@ pub fn lower_tree_streaming(
 fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_source::SourceDb, sink: &mut KernelSink) {
     let mut defs: Vec<Node<'t>> = ctx.funcs.values().chain(ctx.function_specializations.values()).flatten().copied().filter(|&def| is_device_function(ctx, def) && synchronizes_or_shares(ctx, def)).collect();
     defs.sort_by_key(|d| d.start_byte());
-    let mut stop: Option<String> = None;
     for def in defs {
         if def.has_error() {
             continue;
         }
         let name = function_name(ctx, def).unwrap_or_default();
-        if let Some(reason) = &stop {
-            let span = ctx.span(def);
-            ctx.diags.push(kernel_not_checked(&name, span, reason));
-            continue;
-        }
         let params = template::template_parameters(ctx, def);
         if let Some(params) = params {
             ctx.template_args = template::bind(ctx, params, &[], &Bindings::default());
@@ -1156,9 +1115,7 @@ fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_sourc
                 let generic = if params.is_some() { ", with its template parameters unknown" } else { "" };
                 entry.template = Some(format!("`{name}`, analysed as if called from a kernel in another file (this file has none){generic}"));
             }
-            if let SinkReply::Stop(reason) = sink(db, &ctx.module, f) {
-                stop = Some(reason);
-            }
+            sink(db, &ctx.module, f);
         }
     }
 }

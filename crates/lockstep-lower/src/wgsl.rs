@@ -81,19 +81,7 @@ pub fn compile(
         kernels.push(f);
     }
     match sink {
-        Some(sink) => {
-            let mut stop: Option<String> = None;
-            for f in kernels {
-                match &stop {
-                    Some(reason) => diagnostics.push(crate::module::kernel_not_checked(&f.name, f.span, reason)),
-                    None => {
-                        if let crate::module::SinkReply::Stop(reason) = sink(db, &module, f) {
-                            stop = Some(reason);
-                        }
-                    }
-                }
-            }
-        }
+        Some(sink) => kernels.into_iter().for_each(|f| sink(db, &module, f)),
         None => module.functions = kernels,
     }
     Compiled { module, diagnostics, has_errors: false }
