@@ -1837,7 +1837,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // `policy<M, T>::reduce(x)`: a static member function of the class
         // definition the arguments choose.
         if self.cx.kind(func) == "qualified_identifier" {
-            if let Some(rv) = self.static_member_call(func, &args, n, span) {
+            if let Some(rv) = self.static_member_call(func, &args, n) {
                 return rv;
             }
         }
@@ -1863,7 +1863,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// arguments choose (`policy<SUM, T>::reduce(x)`), inlined with the
     /// class's parameters bound; None where the class or the function is
     /// not one lockstep can tell.
-    fn static_member_call(&mut self, func: Node<'t>, args: &[Node<'t>], call: Node<'t>, span: Span) -> Option<RV> {
+    fn static_member_call(&mut self, func: Node<'t>, args: &[Node<'t>], call: Node<'t>) -> Option<RV> {
         let scope = func.field(self.cx.fields.scope)?;
         let method = self.cx.class_name(func.field(self.cx.fields.name)?).to_string();
         let (class, choice) = self.cx.class_definition(scope, 0, None)?;
@@ -1892,10 +1892,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             (_, None) => Default::default(),
         };
-        let lowered = self.arguments(args, span);
-        let def = self.choose_overload(&methods, &lowered);
+        Some(self.inline_class_member(class, bindings, &methods, &method, args, call))
+    }
+
+    /// Inlines the overload of a class's member function (`methods`, all
+    /// named `name`) the arguments fit, with the class's parameters bound.
+    fn inline_class_member(&mut self, class: Node<'t>, bindings: crate::template::Bindings, methods: &[Node<'t>], name: &str, args: &[Node<'t>], call: Node<'t>) -> RV {
+        let lowered = self.arguments(args, self.span(call));
+        let def = self.choose_overload(methods, &lowered);
         self.class_scope = Some((class, bindings));
-        Some(self.inline_call(def, &method, &lowered, call))
+        self.inline_call(def, name, &lowered, call)
     }
 
     /// The explicit specialization of the function template `def` that a
@@ -1907,12 +1913,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let Some(params) = crate::template::template_parameters(self.cx, def) else { return def };
         let read = self.explicit_template_args.take();
         let bindings = self.template_bindings(def, params, args, call, read);
-        let ordered: Vec<TemplateArg> = crate::template::parameter_names(self.cx, params).iter().map(|(p, _)| bindings.get(p).cloned().unwrap_or(TemplateArg::Unknown)).collect();
+        let kinds = crate::template::parameter_names(self.cx, params);
+        let ordered: Vec<TemplateArg> = kinds.iter().map(|(p, _)| bindings.get(p).cloned().unwrap_or(TemplateArg::Unknown)).collect();
         let known = |a: &TemplateArg| matches!(a, TemplateArg::Type(_) | TemplateArg::Int(_) | TemplateArg::Function(_));
         let chosen = specializations.into_iter().find(|&s| {
             let Some(list) = self.specialization_arguments(s) else { return false };
             let pattern = crate::template::argument_nodes(self.cx, list);
-            let kinds = crate::template::parameter_names(self.cx, params);
             pattern.len() == ordered.len()
                 && pattern.iter().zip(&kinds).zip(&ordered).all(|((&a, (_, is_type)), bound)| known(bound) && crate::template::argument(self.cx, *is_type, a) == *bound)
         });
@@ -2238,10 +2244,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(class) = self.enclosing_class() {
             let methods = self.cx.class_methods(class, name);
             if !methods.is_empty() {
-                let lowered = self.arguments(args, span);
-                let def = self.choose_overload(&methods, &lowered);
-                self.class_scope = Some((class, self.cx.template_args.clone()));
-                return self.inline_call(def, name, &lowered, call);
+                let bindings = self.cx.template_args.clone();
+                return self.inline_class_member(class, bindings, &methods, name, args, call);
             }
         }
         if let Some(defs) = self.cx.funcs.get(name).cloned() {
