@@ -876,7 +876,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return;
         }
         // Labels lockstep cannot evaluate (a name of a header it did not
-        // see): compared with the value one by one where no constant matched.
+        // see): where no constant matched, the first of them equal to the
+        // value is chosen by selects, and a second switch on its position
+        // goes there (a chain of branches would make each case depend on
+        // every test before it).
         let mut unknown_labels = Vec::new();
         for item in &items {
             let b = self.new_block(self.span(*item));
@@ -897,22 +900,27 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if !unknown_labels.is_empty() {
             self.seal(unmatched);
             self.enter(unmatched);
-            for (v, b) in unknown_labels {
-                let label_span = self.span(v);
-                let label = self.expr(v).vals.first().copied();
-                let next = self.new_block(label_span);
-                let matches = match label {
-                    Some(label) => {
-                        let label = self.convert(label, self.f.inst(value).ty, label_span);
-                        self.emit(Op::Cmp(CmpOp::Eq, value, label), Type::Bool, label_span)
+            let matches: Vec<Value> = unknown_labels
+                .iter()
+                .map(|&(v, _)| {
+                    let label_span = self.span(v);
+                    match self.expr(v).vals.first().copied() {
+                        Some(label) => {
+                            let label = self.convert(label, self.f.inst(value).ty, label_span);
+                            self.emit(Op::Cmp(CmpOp::Eq, value, label), Type::Bool, label_span)
+                        }
+                        None => self.undef(Type::Bool, label_span).vals[0],
                     }
-                    None => self.undef(Type::Bool, label_span).vals[0],
-                };
-                self.branch(matches, b, next, label_span, label_span);
-                self.seal(next);
-                self.enter(next);
+                })
+                .collect();
+            let mut position = self.int(Type::U32, unknown_labels.len() as i64, span);
+            for (i, &m) in matches.iter().enumerate().rev() {
+                let this = self.int(Type::U32, i as i64, span);
+                position = self.emit(Op::Select(m, this, position), Type::U32, span);
             }
-            self.jump(default, span);
+            let targets = unknown_labels.iter().enumerate().map(|(i, &(_, b))| (i as u64, b)).collect();
+            self.terminate(Terminator::Switch { value: position, cases: targets, default }, span, None);
+            self.f.block_mut(unmatched).cond_span = Some(cs);
         }
         self.loops.push(LoopTargets { break_to: exit, continue_to: None });
         for (i, item) in items.iter().enumerate() {
