@@ -84,12 +84,18 @@ pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOra
     }
     for (d, (lines, device)) in out[first..].iter_mut().zip(more_lines) {
         if !lines.is_empty() {
-            let list: Vec<String> = lines.iter().map(u32::to_string).collect();
+            let mut list: Vec<String> = lines.iter().take(MORE_LINES_SHOWN).map(u32::to_string).collect();
+            if lines.len() > MORE_LINES_SHOWN {
+                list.push(format!("and {} more", lines.len() - MORE_LINES_SHOWN));
+            }
             let what = if device { "buffer" } else { "array" };
             d.notes.push(format!("the same {what} is also accessed this way on line{} {} of this kernel", if lines.len() == 1 { "" } else { "s" }, list.join(", ")));
         }
     }
 }
+
+/// How many of a merged finding's other lines its note names before "and N more".
+const MORE_LINES_SHOWN: usize = 8;
 
 /// Whether a finding's rule is about device memory (buffers), not group-shared memory.
 fn in_device_memory(rule: Rule) -> bool {
