@@ -601,6 +601,35 @@ pub fn reaches_along(
     false
 }
 
+/// The instructions that can execute after one of `from` in the same thread
+/// without passing an instruction for which `stop` holds: [`reaches`] from a
+/// set, in one walk (`from` themselves count only when a loop brings the
+/// thread back).
+pub fn reached_from(f: &Function, cfg: &Cfg, pos: &Positions, from: impl IntoIterator<Item = Value>, stop: &dyn Fn(Value) -> bool) -> HashSet<Value> {
+    let mut reached = HashSet::default();
+    let mut entered = vec![false; f.blocks.len()];
+    let mut work: Vec<(BlockId, usize)> = from.into_iter().filter_map(|v| pos.of(v)).map(|(b, i)| (b, i + 1)).collect();
+    while let Some((b, start)) = work.pop() {
+        let mut stopped = false;
+        for &v in f.block(b).insts.iter().skip(start) {
+            if stop(v) {
+                stopped = true;
+                break;
+            }
+            reached.insert(v);
+        }
+        if stopped {
+            continue;
+        }
+        for &s in &cfg.succs[b.index()] {
+            if !std::mem::replace(&mut entered[s.index()], true) {
+                work.push((s, 0));
+            }
+        }
+    }
+    reached
+}
+
 /// Like [`reaches`], but only along paths that cross a loop back edge: the
 /// `to` it finds runs in a later iteration than `from`.
 pub fn reaches_next_iteration(f: &Function, cfg: &Cfg, pos: &Positions, from: Value, to: Value, stop: &dyn Fn(Value) -> bool) -> bool {

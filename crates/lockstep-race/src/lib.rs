@@ -16,7 +16,7 @@ pub mod relax;
 pub mod solver;
 pub mod sym;
 
-use intervals::{collect_accesses, intervals, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
+use intervals::{collect_accesses, intervals, reached_from, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -237,6 +237,9 @@ fn canonical_offsets(mode: Mode, sides: &mut [Side; 2]) {
         }
     }
 }
+
+/// How many solver answers a kernel's analysis keeps before it starts over.
+const ANSWERS_KEPT: usize = 1 << 14;
 
 /// What a [`Query`] depends on besides the kernel.
 #[derive(PartialEq, Eq, Hash)]
@@ -536,7 +539,12 @@ impl Ctx<'_> {
         self.solved.set(self.solved.get() + 1);
         let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline };
         let w = q.conflict();
-        self.answers.borrow_mut().insert(key, w.clone());
+        let mut answers = self.answers.borrow_mut();
+        // Memory stays bounded on kernels of millions of distinct questions.
+        if answers.len() >= ANSWERS_KEPT {
+            answers.clear();
+        }
+        answers.insert(key, w.clone());
         w
     }
 
@@ -902,16 +910,18 @@ impl Ctx<'_> {
         let Some(entry) = shared.iter().find(|i| i.start == Start::Entry) else { return };
         let reported: HashSet<Value> = self.out.iter().filter(|x| x.rule == Rule::SharedFirstRead).map(|x| x.later.inst).collect();
         let mut seen = HashSet::new();
+        // Per allocation, what its writes in this interval reach: one walk each.
+        let mut written: BTreeMap<Alloc, rustc_hash::FxHashSet<Value>> = BTreeMap::new();
         for (ai, _) in &entry.members {
             let r = &self.acc[*ai];
             if r.space != Space::Shared || r.kind != AccessKind::Read || reported.contains(&r.inst) || !seen.insert(r.inst) {
                 continue;
             }
-            let initialized = entry.members.iter().any(|(wi, _)| {
-                let w = &self.acc[*wi];
-                w.alloc == r.alloc && w.kind.writes() && reaches(f, self.cfg, &self.pos, w.inst, r.inst, &ends)
+            let reached = written.entry(r.alloc).or_insert_with(|| {
+                let writes = entry.members.iter().map(|(wi, _)| &self.acc[*wi]).filter(|w| w.alloc == r.alloc && w.kind.writes()).map(|w| w.inst);
+                reached_from(f, self.cfg, &self.pos, writes, &ends)
             });
-            if !initialized {
+            if !reached.contains(&r.inst) {
                 self.out.push(Finding {
                     rule: Rule::SharedFirstRead,
                     hazard: None,
