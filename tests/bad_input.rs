@@ -138,6 +138,18 @@ fn deeply_nested_blocks_and_ifs() {
 }
 
 #[test]
+fn a_long_run_of_skippable_loops_stops_the_race_analysis_only() {
+    // Each loop may run no iteration: after any barrier every later loop's
+    // access is in the same interval, under its own iteration offsets.
+    let loops = "  for (int iN = 0; iN < n; iN++) { s[(threadIdx.x + iN) & 255] += 1; __syncthreads(); }\n";
+    let body: String = (0..450).map(|i| loops.replace('N', &i.to_string())).collect();
+    let src = format!("__global__ void k(int* o, int n) {{\n  __shared__ int s[256];\n  if (threadIdx.x < 3) __syncthreads();\n{body}  o[threadIdx.x] = s[0];\n}}\n");
+    let diags = check_bytes("skippable_loops.cu", src.as_bytes());
+    assert!(has(&diags, "kernel-skipped", 1), "{diags:?}");
+    assert!(has(&diags, "barrier-in-divergent-cf", 3), "{diags:?}");
+}
+
+#[test]
 fn large_file_is_checked_completely() {
     // 2 MB here (debug build); the 50 MB case is measured by the benchmark (see BENCHMARKS.md).
     let kernel = "__global__ void kNUM(float* out) {\n  __shared__ float t[64];\n  t[threadIdx.x] = 1.0f;\n  __syncthreads();\n  if (threadIdx.x < 3) __syncthreads();\n  out[threadIdx.x] = t[0];\n}\n";

@@ -34,14 +34,13 @@ pub fn drop_reports_of_proven_races(diags: &mut Vec<Diagnostic>) {
 /// Reports the races of one kernel, stopping when the thread's CPU time reaches `deadline`.
 pub fn check(db: &SourceDb, k: &KernelFacts, oracle: &lockstep_race::ConflictOracle, options: &crate::CheckOptions, deadline: std::time::Duration, out: &mut Vec<Diagnostic>) {
     let (findings, stats) = lockstep_race::analyze_kernel_until(k.module, oracle.kernel(), Some(deadline));
-    if stats.exhausted {
+    if let Some(stopped) = stats.stopped {
+        let why = match stopped {
+            lockstep_race::Stopped::Deadline => format!("the file's time for checking ({} s of CPU) is spent", lockstep_race::FILE_CHECK_TIME.as_secs_f64()),
+            lockstep_race::Stopped::TooManyPaths => "its loops make too many ways between barriers to list (deep nests, or many loops that may run no iteration)".to_string(),
+        };
         out.push(
-            Diagnostic::new(
-                "kernel-skipped",
-                Severity::Warning,
-                k.func.span,
-                format!("the race analysis of `{}` stopped: the file's time for checking ({} s of CPU) is spent", k.func.name, lockstep_race::FILE_CHECK_TIME.as_secs_f64()),
-            )
+            Diagnostic::new("kernel-skipped", Severity::Warning, k.func.span, format!("the race analysis of `{}` stopped: {why}", k.func.name))
             .with_primary_label("not every pair of accesses was examined")
             .with_note("races between the accesses examined after that point may be missing; barriers, divergence and barrier removal were checked in full"),
         );

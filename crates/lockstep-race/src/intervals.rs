@@ -190,8 +190,16 @@ impl Positions {
     }
 }
 
-/// The intervals between barriers for which `ends` holds.
-pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool) -> Vec<Interval> {
+/// How many bytes of (access, iterations) members all intervals of one
+/// kernel may hold: deep loop nests multiply each access's iteration
+/// offsets, and loops that may run no iteration put every access after a
+/// barrier into its interval.
+const MEMBER_BYTES_KEPT: usize = 64 << 20;
+
+/// The intervals between barriers for which `ends` holds; None when the walk
+/// gives up, because `out_of_time` says so or its members outgrow
+/// [`MEMBER_BYTES_KEPT`].
+pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Value) -> bool, out_of_time: &dyn Fn() -> bool) -> Option<Vec<Interval>> {
     // The accesses of each instruction, in order, as a list threaded through
     // `next_access` (an unmodelled construct is one access per allocation it
     // may touch); flat arrays, as this runs once per kernel and question.
@@ -245,6 +253,8 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         .collect();
     let flags = Flags::of(f);
     let mut out = Vec::new();
+    let (mut kept, mut steps) = (0usize, 0usize);
+    let members_kept = MEMBER_BYTES_KEPT / (std::mem::size_of::<(usize, Offsets)>() + cfg.loops.len());
     for (start, block, from) in starts {
         if f.blocks.is_empty() {
             break;
@@ -263,6 +273,10 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
         let unknown = FlagValues::default();
         let mut work: Vec<(BlockId, usize, Off, bool, FlagValues)> = vec![(block, from, init, false, unknown)];
         while let Some((b, from, off, entering, held)) = work.pop() {
+            steps += 1;
+            if kept + members.len() > members_kept || (steps % 1024 == 0 && out_of_time()) {
+                return None;
+            }
             let mut stopped = false;
             for &(pos, event) in &events[b.index()] {
                 if pos < from {
@@ -319,9 +333,10 @@ pub fn intervals(f: &Function, cfg: &Cfg, accesses: &[Access], ends: &dyn Fn(Val
                 }
             }
         }
+        kept += members.len();
         out.push(Interval { start, members });
     }
-    out
+    Some(out)
 }
 
 /// The values of the tracked flags along one path: two bits per flag,

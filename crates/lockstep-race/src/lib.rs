@@ -200,6 +200,8 @@ struct Ctx<'a> {
     stats: Stats,
     queries: std::cell::Cell<usize>,
     exhausted: std::cell::Cell<bool>,
+    /// The intervals' walk gave up: more paths than it keeps.
+    too_many_paths: std::cell::Cell<bool>,
     /// Questions the solver answered (not from the memo).
     solved: std::cell::Cell<usize>,
     /// The thread CPU time at which the analysis stops asking.
@@ -268,8 +270,18 @@ pub struct Stats {
     pub queries: usize,
     /// Of those, questions the solver answered (the rest came from its memo).
     pub solved: usize,
-    /// The analysis stopped at its deadline: pairs after that were not examined.
-    pub exhausted: bool,
+    /// Why the analysis stopped early, if it did: pairs after that were not examined.
+    pub stopped: Option<Stopped>,
+}
+
+/// Why a race analysis stopped before examining every pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// Its deadline passed.
+    Deadline,
+    /// The ways between its barriers are too many to list (deep loop nests,
+    /// long runs of loops that may be skipped).
+    TooManyPaths,
 }
 
 /// How much CPU time checking one file's kernels may take, from the first
@@ -327,24 +339,15 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         stats,
         queries: std::cell::Cell::new(0),
         exhausted: std::cell::Cell::new(false),
+        too_many_paths: std::cell::Cell::new(false),
         solved: std::cell::Cell::new(0),
         deadline,
         answers: Default::default(),
         equal_conditions: Default::default(),
     };
-    let shared = intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Shared));
-    cx.group_pass(Space::Shared, &shared);
-    cx.first_reads(&shared);
-    // Barriers that order both spaces (`__syncthreads()`) cut the same intervals.
-    let same_cuts = f.blocks.iter().flat_map(|b| &b.insts).all(|&v| group_sync(f, v, Space::Shared) == group_sync(f, v, Space::Device));
-    let device = if same_cuts { shared } else { intervals(f, cfg, &cx.acc, &|v| group_sync(f, v, Space::Device)) };
-    cx.group_pass(Space::Device, &device);
-    // With one group per launch no two groups ever meet.
-    if !f.entry.as_ref().is_some_and(|e| e.single_group()) {
-        cx.cross_group_pass();
-    }
+    cx.passes();
     cx.stats.queries = cx.queries.get();
-    cx.stats.exhausted = cx.exhausted.get();
+    cx.stats.stopped = if cx.exhausted.get() { Some(Stopped::Deadline) } else { cx.too_many_paths.get().then_some(Stopped::TooManyPaths) };
     cx.stats.solved = cx.solved.get();
     (cx.out, cx.stats)
 }
@@ -390,11 +393,11 @@ struct Cluster {
 fn clusters(f: &Function, acc: &[Access], members: &[&(usize, Offsets)]) -> (Vec<Cluster>, Vec<usize>) {
     let mut out: Vec<Cluster> = Vec::new();
     let mut of = Vec::with_capacity(members.len());
+    let mut found: rustc_hash::FxHashMap<(Alloc, BlockId, Value, Option<Value>, &Offsets), usize> = Default::default();
     for (ai, offsets) in members.iter().map(|m| (m.0, &m.1)) {
         let a = &acc[ai];
         let (base, c) = constant_offset(f, a.index);
-        let same = |k: &Cluster| k.alloc == a.alloc && k.block == a.block && k.base == base && k.pointer == a.base && k.offsets == *offsets;
-        match out.iter().position(same) {
+        match found.get(&(a.alloc, a.block, base, a.base, offsets)).copied() {
             Some(i) => {
                 let k = &mut out[i];
                 k.spread = (k.spread.0.min(c), k.spread.1.max(c));
@@ -402,6 +405,7 @@ fn clusters(f: &Function, acc: &[Access], members: &[&(usize, Offsets)]) -> (Vec
                 of.push(i);
             }
             None => {
+                found.insert((a.alloc, a.block, base, a.base, offsets), out.len());
                 out.push(Cluster { alloc: a.alloc, block: a.block, base, pointer: a.base, offsets: offsets.clone(), spread: (c, c), size: 1 });
                 of.push(out.len() - 1);
             }
@@ -942,6 +946,33 @@ impl Ctx<'_> {
         }
     }
 
+    /// The race passes, until one runs out of time.
+    fn passes(&mut self) {
+        let f = self.f;
+        let Some(shared) = self.intervals(&|v| group_sync(f, v, Space::Shared)) else { return };
+        self.group_pass(Space::Shared, &shared);
+        self.first_reads(&shared);
+        // Barriers that order both spaces (`__syncthreads()`) cut the same intervals.
+        let same_cuts = f.blocks.iter().flat_map(|b| &b.insts).all(|&v| group_sync(f, v, Space::Shared) == group_sync(f, v, Space::Device));
+        let device = if same_cuts { Some(shared) } else { self.intervals(&|v| group_sync(f, v, Space::Device)) };
+        let Some(device) = device else { return };
+        self.group_pass(Space::Device, &device);
+        // With one group per launch no two groups ever meet.
+        if !f.entry.as_ref().is_some_and(|e| e.single_group()) {
+            self.cross_group_pass();
+        }
+    }
+
+    /// [`intervals`] cut by `ends`; None when the walk gives up (out of
+    /// time, or with too many paths).
+    fn intervals(&self, ends: &dyn Fn(Value) -> bool) -> Option<Vec<Interval>> {
+        let ivs = intervals(self.f, self.cfg, &self.acc, ends, &|| self.past_deadline());
+        if ivs.is_none() && !self.exhausted.get() {
+            self.too_many_paths.set(true);
+        }
+        ivs
+    }
+
     /// Races between threads of different groups: nothing but a grid barrier
     /// orders them, unless an atomic protocol does (then only the fence or
     /// qualifier that publishes the data is checked).
@@ -949,7 +980,7 @@ impl Ctx<'_> {
         let f = self.f;
         let cfg = self.cfg;
         let ends = |v: Value| grid_sync(f, v);
-        let ivs = intervals(f, cfg, &self.acc, &ends);
+        let Some(ivs) = self.intervals(&ends) else { return };
         self.stats.intervals += ivs.len();
         let hlsl = self.module.collective_fences;
         let atomic_or_grid = |v: Value| grid_sync(f, v) || matches!(f.inst(v).op, Op::Atomic(..));
