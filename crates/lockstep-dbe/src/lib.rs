@@ -384,8 +384,11 @@ impl<'m> Engine<'m> {
     /// at the start are visited once, in program order; each is re-checked
     /// against the facts as updated by the removals before it.
     pub fn run(&self, f: &Function, oracle: &dyn HazardOracle, leave_alone: &HashSet<Value>) -> FunctionResult {
-        let prep = self.prep(f);
         let barriers = group_barriers(f);
+        if barriers.is_empty() {
+            return FunctionResult { barriers: Vec::new() };
+        }
+        let prep = self.prep(f);
         let accesses: usize = prep.effects.iter().map(Vec::len).sum();
         if f.blocks.len().saturating_mul(accesses) > MAX_FLOW_CELLS {
             // Too large to decide in time: every barrier stays.
