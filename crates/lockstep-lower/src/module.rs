@@ -65,9 +65,9 @@ pub struct Ctx<'t> {
     pub funcs: FxHashMap<String, Vec<Node<'t>>>,
     /// Member functions with bodies, by struct and name.
     pub methods: FxHashMap<(usize, String), Vec<Node<'t>>>,
-    /// The arguments of the kernel instantiation being lowered, as written
-    /// (normalized): its launches are the ones written with them.
-    pub instance_written: Option<String>,
+    /// The argument lists (normalized) the kernel instantiation being
+    /// lowered stands for: its launches are the ones written with them.
+    pub instance_written: Vec<String>,
     /// The template parameters of the code being lowered, bound.
     pub template_args: Bindings,
     /// Integer constants declared in the function scopes in view
@@ -147,8 +147,13 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
     if lang.c_family().0.host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
-            let template_args = l.template_args.as_deref().map(template::normalized);
-            table.entry(l.kernel).or_default().push(lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, group_params: l.group_args });
+            let launch = |template_args| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, group_params: l.group_args };
+            let entry = table.entry(l.kernel).or_default();
+            // One launch per argument list it stands for (the host templates around it instantiated).
+            match l.instances.as_slice() {
+                [] => entry.push(launch(l.template_args.as_deref().map(template::normalized))),
+                lists => entry.extend(lists.iter().map(|args| launch(Some(template::normalized(args))))),
+            }
         }
     }
     table
@@ -986,7 +991,7 @@ pub fn lower_tree_streaming(
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),
-        instance_written: None,
+        instance_written: Vec::new(),
         template_args: Bindings::default(),
         local_ints: FxHashMap::default(),
         instantiations: FxHashMap::default(),
@@ -1054,23 +1059,16 @@ pub fn lower_tree_streaming(
             instances.push((args, written));
         }
         let mut seen = std::collections::HashSet::new();
-        for instance in instances.into_iter().map(Some).chain(std::iter::once(None)) {
-            let (explicit, label, written) = match instance {
-                Some((args, written)) => {
-                    let label = format!("{name}<{}>", written.replace(',', ", "));
-                    (args, Some(label), Some(written))
-                }
-                None if seen.is_empty() => (Vec::new(), None, None),
-                None => break,
-            };
-            if !seen.insert(label.clone()) {
-                continue;
-            }
+        instances.retain(|(_, written)| seen.insert(written.clone()));
+        let instances = merged_instances(instances);
+        let generic = instances.is_empty().then(|| (Vec::new(), None, Vec::new()));
+        for (explicit, written, stands_for) in instances.into_iter().map(|(args, written, all)| (args, Some(written), all)).chain(generic) {
+            let label = written.map(|w: String| format!("{name}<{}>", w.replace(',', ", ")));
             ctx.template_args = template::bind(&mut ctx, params, &explicit, &Bindings::default());
-            ctx.instance_written = written;
+            ctx.instance_written = stands_for;
             let lowered = FnLowerer::lower_kernel(&mut ctx, k);
             ctx.template_args.clear();
-            ctx.instance_written = None;
+            ctx.instance_written.clear();
             if let Some(mut f) = lowered {
                 let version = match label {
                     Some(label) => {
@@ -1091,6 +1089,37 @@ pub fn lower_tree_streaming(
         ctx.diags.push(note);
     }
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
+}
+
+/// Distinct instantiations of one kernel template lowered each, at most.
+const MAX_KERNEL_INSTANCES: usize = 8;
+
+/// The versions of a kernel template to lower: (arguments, label, the
+/// written argument lists it stands for). Past [`MAX_KERNEL_INSTANCES`] one
+/// version stands for them all: each argument where they agree, unknown
+/// (generic) where they differ.
+fn merged_instances(instances: Vec<(Vec<TemplateArg>, String)>) -> Vec<(Vec<TemplateArg>, String, Vec<String>)> {
+    if instances.len() <= MAX_KERNEL_INSTANCES {
+        return instances.into_iter().map(|(args, written)| (args, written.clone(), vec![written])).collect();
+    }
+    let lists: Vec<Vec<String>> = instances.iter().map(|(_, w)| template::split_arguments(w)).collect();
+    let width = instances.iter().map(|(args, _)| args.len()).max().unwrap_or(0);
+    let mut args = Vec::new();
+    let mut label = Vec::new();
+    for i in 0..width {
+        let first = instances[0].0.get(i);
+        let agreed = first.filter(|a| instances.iter().all(|(other, _)| other.get(i) == Some(a)));
+        let differing = match first {
+            Some(TemplateArg::Type(_) | TemplateArg::OpaqueType) => TemplateArg::OpaqueType,
+            _ => TemplateArg::Unknown,
+        };
+        args.push(agreed.cloned().unwrap_or(differing));
+        label.push(match (agreed, lists[0].get(i)) {
+            (Some(_), Some(written)) => written.clone(),
+            _ => "…".to_string(),
+        });
+    }
+    vec![(args, label.join(","), instances.into_iter().map(|(_, w)| w).collect())]
 }
 
 /// A file with no kernel (a header of helpers): each device function that
@@ -1256,7 +1285,7 @@ pub fn entry_info<'t>(ctx: &Ctx<'t>, def: Node<'t>) -> Option<EntryInfo> {
     if let Some(launches) = name.as_ref().and_then(|name| ctx.launches.get(name)) {
         // An instantiation runs with the launches written for it, and with
         // those that hand the kernel on (they may launch any version).
-        let mine = launches.iter().filter(|l| l.template_args.is_none() || l.template_args == ctx.instance_written).cloned().collect();
+        let mine = launches.iter().filter(|l| l.template_args.as_ref().is_none_or(|args| ctx.instance_written.contains(args))).cloned().collect();
         info.set_launches(mine);
         if let (None, [Some(x), Some(y), Some(z)]) = (info.group_size, info.group_extent) {
             info.group_size = Some([x, y, z]);

@@ -7,6 +7,8 @@
 //! variables are followed to their one declaration, and whatever it cannot
 //! evaluate is unknown, never guessed.
 
+mod instances;
+
 use crate::host::{Kind, Lexer, Token};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
@@ -27,6 +29,11 @@ pub struct KernelLaunch {
     /// The kernel template's arguments as written (`float, 16` in
     /// `k<float, 16><<<…>>>`), for launches of a template.
     pub template_args: Option<String>,
+    /// The argument lists those stand for once the host templates around
+    /// the launch are instantiated (`k<T, 16>` in `run<T>`, which the file
+    /// instantiates as `run<float>`, is `float, 16`); the written list
+    /// where nothing around it is a template.
+    pub instances: Vec<String>,
     /// Per axis, the kernel argument (by position) that is the very value
     /// the group's extent is made of there (`dim3 block(32, k)` with `k`
     /// also passed to the kernel): inside, `threadIdx.y < that parameter`.
@@ -38,26 +45,43 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
     let scanner = Scanner::new(text);
     let sites = scanner.sites();
     let names = Names::new(&scanner, &sites);
+    let mut instances = instances::Instances::new(&scanner);
+    let written = |r: Range<usize>| text[scanner.toks[r.start].start..scanner.toks[r.end - 1].end].to_string();
     let mut launches: Vec<KernelLaunch> = sites
         .iter()
         .map(|s| {
             let eval = Eval { s: &scanner, at: s.name, names: &names };
+            let template_args = s.template.clone().filter(|r| !r.is_empty()).map(written);
             KernelLaunch {
                 kernel: scanner.str(s.name).to_string(),
                 grid: eval.dims(s.grid.clone(), 0),
                 group: eval.dims(s.block.clone(), 0),
                 range: scanner.toks[s.start].start..scanner.toks[s.end - 1].end,
-                template_args: s.template.clone().filter(|r| !r.is_empty()).map(|r| text[scanner.toks[r.start].start..scanner.toks[r.end - 1].end].to_string()),
+                instances: if template_args.is_some() { instances.of_mention(s.name) } else { Vec::new() },
+                template_args,
                 group_args: eval.group_args(s),
             }
         })
         .collect();
     let site_names: FxHashSet<usize> = sites.iter().map(|s| s.name).collect();
     let kernels: FxHashSet<&str> = sites.iter().map(|s| scanner.str(s.name)).collect();
+    let defined = scanner.kernel_names();
     for (i, t) in scanner.toks.iter().enumerate() {
-        if t.kind == Kind::Ident && !site_names.contains(&i) && kernels.contains(scanner.str(i)) && scanner.escapes(i) && !names.shadowed(&scanner, i) {
-            launches.push(KernelLaunch { kernel: scanner.str(i).to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args: None, group_args: [None; 3] });
+        if t.kind != Kind::Ident || site_names.contains(&i) || names.shadowed(&scanner, i) {
+            continue;
         }
+        let word = scanner.str(i);
+        // A kernel template named with arguments and handed on (`fn = k<float>;`)
+        // is instantiated there, and may run with any shape.
+        let template = scanner.is(i + 1, "<") && scanner.body_of[i].is_some() && defined.contains(word);
+        if !(template || kernels.contains(word)) || !scanner.escapes(i) {
+            continue;
+        }
+        let (template_args, instances) = match scanner.after_template_arguments(i + 1).filter(|_| template) {
+            Some(end) if end > i + 3 => (Some(written(i + 2..end - 1)), instances.of_mention(i)),
+            _ => (None, Vec::new()),
+        };
+        launches.push(KernelLaunch { kernel: word.to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args, instances, group_args: [None; 3] });
     }
     launches.sort_by_key(|l| l.range.start);
     launches
@@ -300,6 +324,26 @@ impl<'t> Scanner<'t> {
             }
         }
         None
+    }
+
+    /// The names of the kernels the text defines or declares (`__global__`).
+    fn kernel_names(&self) -> FxHashSet<&'t str> {
+        const NOT_NAMES: &[&str] = &["__launch_bounds__", "__attribute__", "__declspec", "alignas", "__maxnreg__"];
+        let mut out = FxHashSet::default();
+        for i in (0..self.toks.len()).filter(|&i| self.is(i, "__global__")) {
+            let mut j = i + 1;
+            while j < self.toks.len() && !matches!(self.str(j), ";" | "{" | "}") {
+                if self.is(j, "(") && self.toks[j - 1].kind == Kind::Ident && !NOT_NAMES.contains(&self.str(j - 1)) {
+                    out.insert(self.str(j - 1));
+                    break;
+                }
+                match self.skip(j) {
+                    Some(n) => j = n,
+                    None => break,
+                }
+            }
+        }
+        out
     }
 
     /// The `{` of the innermost brace block around token `j`.
@@ -719,6 +763,18 @@ impl Parser<'_, '_, '_> {
     }
 }
 
+/// The value of constant integer arithmetic written alone (`1 * 2`,
+/// `(64 >> 1) + 4`); None where it names anything.
+fn fold_constant(text: &str) -> Option<i128> {
+    let s = Scanner::new(text);
+    if s.toks.iter().any(|t| t.kind == Kind::Ident) {
+        return None;
+    }
+    let names = Names::new(&s, &[]);
+    let e = Eval { s: &s, at: s.toks.len(), names: &names };
+    Parser { e: &e, pos: 0, end: s.toks.len(), depth: 0 }.whole()
+}
+
 /// An integer literal with C's prefixes, separators and suffixes.
 fn parse_int(literal: &str) -> Option<i128> {
     let digits: String = literal.trim_end_matches(['u', 'U', 'l', 'L', 'z', 'Z']).chars().filter(|&c| c != '\'').collect();
@@ -811,6 +867,34 @@ mod tests {
         let launches = kernel_launches("void host() {\n  k<float, 16><<<1, 32>>>(p);\n  k<<<2, 64>>>(p);\n}\n");
         let args: Vec<Option<&str>> = launches.iter().map(|l| l.template_args.as_deref()).collect();
         assert_eq!(args, [Some("float, 16"), None]);
+    }
+
+    /// The argument lists each mention of a kernel template stands for.
+    fn instances(text: &str) -> Vec<Vec<String>> {
+        kernel_launches(text).into_iter().filter(|l| l.template_args.is_some()).map(|l| l.instances).collect()
+    }
+
+    #[test]
+    fn a_launch_in_a_host_template_runs_with_its_instantiations() {
+        let text = "template <typename T, int N> __global__ void k(T* p);\ntemplate <typename T> void run(T* p) { k<T, 16><<<1, 32>>>(p); }\ntemplate void run<float>(float*);\nextern template void run<double>(double*);\n";
+        assert_eq!(instances(text), [["float, 16"]]);
+    }
+
+    #[test]
+    fn constexpr_locals_and_handed_on_kernels_follow_the_chain() {
+        let text = "template <int D, bool S> __global__ void k(float* p);\n\
+            template <int D, int C, bool S> void impl(float* p) { auto f = k<D, S>; launch(f, p); }\n\
+            template <int D> void pick(float* p, bool s) {\n\
+              if (s) { constexpr bool soft = true; impl<D, 1, soft>(p); } else { constexpr bool soft = false; impl<D, 1, soft>(p); }\n\
+            }\n\
+            void host(float* p) { pick<64>(p, true); pick<128>(p, false); }\n";
+        assert_eq!(instances(text), [["64, true", "128, true", "64, false", "128, false"]]);
+    }
+
+    #[test]
+    fn a_host_template_nobody_instantiates_leaves_its_parameters() {
+        let text = "template <typename T, int N> __global__ void k(T* p);\ntemplate <typename T> void run(T* p) { k<T, 2 * 8><<<1, 32>>>(p); }\n";
+        assert_eq!(instances(text), [["T, 2 * 8"]]);
     }
 
     #[test]
