@@ -227,6 +227,11 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
             Op::Phi(incoming) if incoming.windows(2).any(|w| w[0].1 != w[1].1) && !kernel.block_of(v).is_some_and(|b| kernel.heads_loop(b)) => {
                 (Some("a value set differently on different branches".to_string()), true)
             }
+            // A value carried around a loop other than by a step it follows
+            // (`row += col / w`): the solver takes any value per thread.
+            Op::Phi(_) if kernel.block_of(v).is_some_and(|b| kernel.heads_loop(b)) && !kernel.follows_loop_phi(v) && kernel.uni.level(v) < shared => {
+                (Some("a value carried around a loop in a way the solver does not follow".to_string()), true)
+            }
             // The solver takes the arm a thread picks as any value (selects
             // on constants are folded before any analysis), even where the
             // threads share the condition (`ntg.y == 1 ? gid : gid * ntg.y + tid`).

@@ -490,20 +490,23 @@ impl Ctx<'_> {
         }
     }
 
-    fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
-        self.query_waves(mode, Waves::Any, e, l)
+    /// Whether threads can make accesses `e` and then `l` to one cell; `way`:
+    /// what the group-uniform conditions hold on every way from `e` to `l`
+    /// that passes no barrier.
+    fn query(&self, mode: Mode, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<Witness> {
+        self.query_waves(mode, Waves::Any, e, l, way)
     }
 
-    fn query_waves(&self, mode: Mode, waves: Waves, e: (&Access, &[u8]), l: (&Access, &[u8])) -> Option<Witness> {
-        let side = |(a, offsets): (&Access, &[u8])| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec(), spread: (0, 0) };
-        self.ask_waves(mode, waves, e.0.alloc, l.0.alloc, [side(l), side(e)])
+    fn query_waves(&self, mode: Mode, waves: Waves, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<Witness> {
+        let side = |(a, offsets): (&Access, &[u8]), way: &[(Value, bool)]| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec(), spread: (0, 0), way: way.to_vec() };
+        self.ask_waves(mode, waves, e.0.alloc, l.0.alloc, [side(l, way), side(e, &[])])
     }
 
     /// Whether no pair of the two clusters' accesses can conflict; each pair
     /// is asked on its own otherwise. One question covers them all: each
     /// side's index is the cluster's base plus any of its constants.
     fn clusters_clear(&self, mode: Mode, e: &Cluster, l: &Cluster) -> bool {
-        let side = |c: &Cluster| Side { block: c.block, index: c.base, base: c.pointer, offsets: c.offsets.clone(), spread: c.spread };
+        let side = |c: &Cluster| Side { block: c.block, index: c.base, base: c.pointer, offsets: c.offsets.clone(), spread: c.spread, way: Vec::new() };
         self.ask_waves(mode, Waves::Any, e.alloc, l.alloc, [side(l), side(e)]).is_none()
     }
 
@@ -709,6 +712,44 @@ impl Ctx<'_> {
         [e, l].iter().any(|a| !intervals::reaches_along(f, self.cfg, &self.pos, start, a.inst, ends, &blocked))
     }
 
+    /// The branches on group-uniform conditions that barriers are under
+    /// (`if (n > 4) __syncthreads();`): the branch, the successor that skips
+    /// the barrier, the condition and the value it has there.
+    fn barrier_skips(&self, ends: &dyn Fn(Value) -> bool) -> Vec<(BlockId, BlockId, Value, bool)> {
+        let f = self.f;
+        let mut out = Vec::new();
+        for b in f.block_ids().filter(|&b| f.block(b).insts.iter().any(|&v| ends(v))) {
+            for &(c, holds) in self.k.guards(b).iter().filter(|&&(c, _)| sym::launch_input(f, c, 0)) {
+                for branch in f.block_ids() {
+                    if let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = f.block(branch).term {
+                        let skip = (cond == c && then_to != else_to).then_some((branch, if holds { else_to } else { then_to }, c, !holds));
+                        if skip.is_some_and(|s| !out.contains(&s)) {
+                            out.extend(skip);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The conditions of `skips` that every way from the interval's start to
+    /// `a` passing no barrier holds: the way through the skipping successor
+    /// is the only one.
+    fn way_from_start(&self, iv: &Interval, a: &Access, skips: &[(BlockId, BlockId, Value, bool)], ends: &dyn Fn(Value) -> bool) -> Vec<(Value, bool)> {
+        let start = match iv.start {
+            Start::Entry => (BlockId(0), 0),
+            Start::After(barrier) => match self.pos.of(barrier) {
+                Some((b, i)) => (b, i + 1),
+                None => return Vec::new(),
+            },
+        };
+        let only_way = |&&(branch, skip, _, _): &&(BlockId, BlockId, Value, bool)| {
+            !intervals::reaches_along(self.f, self.cfg, &self.pos, start, a.inst, ends, &|x, y| x == branch && y == skip)
+        };
+        skips.iter().filter(only_way).map(|&(_, _, c, holds)| (c, holds)).collect()
+    }
+
     /// Races between threads of one group within one barrier interval.
     fn group_pass(&mut self, space: Space, ivs: &[Interval]) {
         let f = self.f;
@@ -725,7 +766,10 @@ impl Ctx<'_> {
             || f.blocks.iter().flat_map(|b| &b.insts).any(|&v| {
                 matches!(f.inst(v).op, Op::Wave(..) | Op::Builtin(lockstep_ir::Builtin::LaneId | lockstep_ir::Builtin::WaveSize))
             });
+        let skips = self.barrier_skips(&ends);
         for iv in ivs {
+            // Per access, the uniform conditions every barrier-free way to it from the interval's start holds.
+            let mut ways: rustc_hash::FxHashMap<Value, Vec<(Value, bool)>> = Default::default();
             for members in by_alloc(&self.acc, iv, space).values() {
                 let (clusters, cluster_of) = clusters(f, &self.acc, members);
                 let mut cleared = rustc_hash::FxHashMap::default();
@@ -759,7 +803,12 @@ impl Ctx<'_> {
                         if same_iteration && self.launch_conditions_keep_apart(iv, e, l, &ends) {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        let mut way = Vec::new();
+                        for a in [e, l] {
+                            let to_a = ways.entry(a.inst).or_insert_with(|| self.way_from_start(iv, a, &skips, &ends));
+                            way.extend(to_a.iter().copied());
+                        }
+                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1), &way) else { continue };
                         // A wave barrier (`__syncwarp()`, `tile.sync()`) on every path
                         // between them orders the threads of one wave: only threads of
                         // different waves can still meet. With none, a race only threads
@@ -779,12 +828,12 @@ impl Ctx<'_> {
                         // waves at every width: the race is proven on every device.
                         let widest_apart = if wave_ordered && !fixed_width {
                             let widest = HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1];
-                            self.query_waves(Mode::SameGroup, Waves::Different.at(widest), (e, &em.1), (l, &lm.1)).filter(|a| a.exact).map(|a| Witness { wave_width: None, ..a })
+                            self.query_waves(Mode::SameGroup, Waves::Different.at(widest), (e, &em.1), (l, &lm.1), &way).filter(|a| a.exact).map(|a| Witness { wave_width: None, ..a })
                         } else {
                             None
                         };
                         let (w, warp_synchronous) = if wave_ordered {
-                            match widest_apart.clone().or_else(|| self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1))) {
+                            match widest_apart.clone().or_else(|| self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1), &way)) {
                                 Some(across) => (across, false),
                                 None => continue,
                             }
@@ -809,11 +858,11 @@ impl Ctx<'_> {
                             };
                             // Threads of different waves that only an undecided
                             // witness puts together leave the proven race one of a wave.
-                            let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).is_none());
+                            let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1), &way).is_none());
                             // Widest first: a pair apart in the widest waves is apart at
                             // every width, and its report needs no width.
                             let across = || {
-                                waves_of(Waves::Different).into_iter().rev().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1)).filter(|a| a.exact)).map(|mut a| {
+                                waves_of(Waves::Different).into_iter().rev().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1), &way).filter(|a| a.exact)).map(|mut a| {
                                     if a.wave_width == Some(HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1]) {
                                         a.wave_width = None;
                                     }
@@ -878,7 +927,7 @@ impl Ctx<'_> {
                             && (self.same_value(e, l, Level::Group, same_iteration)
                                 || (self.same_value(e, l, Level::Wave, same_iteration)
                                     && f.entry.as_ref().is_some_and(|e| e.wave_size.is_some())
-                                    && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1)).is_none()));
+                                    && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1), &way).is_none()));
                         let held_by = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).find(|&bv| {
                             barrier(f, bv).is_some_and(|b| b.exec >= Scope::Group && !b.spaces.contains(mem_space(space)))
                                 && reaches(f, self.cfg, &self.pos, e.inst, bv, &ends)
@@ -1014,7 +1063,7 @@ impl Ctx<'_> {
                         {
                             continue;
                         }
-                        let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1)) else { continue };
+                        let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1), &[]) else { continue };
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
                         // After the atomic on every path, or after the very
@@ -1235,7 +1284,7 @@ impl<'a> ConflictOracle<'a> {
             mode: Mode::SameGroup,
             waves: Waves::Any,
             prove: false,
-            sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0) }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0) }],
+            sides: [Side { block: bb, index: mb.index, base: None, offsets: Vec::new(), spread: (0, 0), way: Vec::new() }, Side { block: ba, index: ma.index, base: None, offsets: Vec::new(), spread: (0, 0), way: Vec::new() }],
             len: None,
             texels: None,
             cells_per_elem: 1,

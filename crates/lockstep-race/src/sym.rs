@@ -234,6 +234,15 @@ impl<'a> Kernel<'a> {
         g
     }
 
+    /// Whether the solver follows a loop-header phi's values through the
+    /// loop's iterations (`i += stride`, `s >>= 1`, `b ^= 1`); any other
+    /// carried value (`row += col / w`) it takes as any value.
+    pub fn follows_loop_phi(&self, phi: Value) -> bool {
+        let Op::Phi(incoming) = &self.f.inst(phi).op else { return false };
+        let header = self.inst_block[phi.index()].and_then(|b| self.header_of[b.index()]);
+        header.is_some_and(|l| recurrence(self, phi, l, incoming).is_some())
+    }
+
     /// A two-way phi that selects by one branch, as `(condition, value
     /// when it held, value when it did not)`: each incoming edge comes from
     /// its own arm of the branch that dominates the join.
@@ -297,6 +306,10 @@ pub struct Side {
     /// question then stands for several accesses at `index + c` (the fields
     /// of one struct). `(0, 0)` for a single access.
     pub spread: (i64, i64),
+    /// Conditions on group-uniform values that hold on the way to this
+    /// access from the other one (the side of `if (n > 4) __syncthreads();`
+    /// that passes no barrier): the witness must take that way.
+    pub way: Vec<(Value, bool)>,
 }
 
 /// Which waves the two threads of a question may be in.
@@ -503,7 +516,7 @@ impl Query<'_> {
             }
         }
         for (s, (side, a)) in self.sides.iter().zip(&addr).enumerate() {
-            for &(c, pol) in self.k.guards(side.block).iter() {
+            for &(c, pol) in self.k.guards(side.block).iter().chain(&side.way) {
                 b.cond(s as u8, c, pol, 0);
             }
             if self.k.assume == Assumptions::Likely {
@@ -1071,63 +1084,7 @@ impl Build<'_> {
     /// iteration count of its loop.
     fn induction(&mut self, s: u8, v: Value, l: usize, incoming: &[(BlockId, Value)], d: u32) -> Option<Lin> {
         let q = self.q;
-        let k = q.k;
-        let f = k.f;
-        let lp = &k.cfg.loops[l];
-        let (mut init, mut update) = (None, None);
-        for &(pred, val) in incoming {
-            let slot = if lp.blocks.binary_search(&pred).is_ok() { &mut update } else { &mut init };
-            match *slot {
-                None => *slot = Some(val),
-                Some(x) if x == val => {}
-                Some(_) => return None,
-            }
-        }
-        let (init, update) = (init?, update?);
-        // Integer conversions do not change the recurrence (wrap-around aside).
-        let strip = |mut x: Value| {
-            while let Op::Convert(y) = &f.inst(x).op {
-                if !(f.inst(x).ty.is_int() && f.inst(*y).ty.is_int()) {
-                    break;
-                }
-                x = *y;
-            }
-            x
-        };
-        let update = strip(update);
-        let is_v = |x: Value| strip(x) == v;
-        let invariant = |x: Value| invariant_in(f, &k.inst_block, lp, x, 0);
-        enum Step {
-            Linear(Value, i128),
-            Pow(FnOp),
-            /// `x ^= c`: the value alternates between two (double buffers).
-            Toggle(i128),
-            /// `x = c - x`: alternates too.
-            Reflect(Value),
-        }
-        let step = match &f.inst(update).op {
-            Op::Binary(BinOp::Add, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, 1),
-            Op::Binary(BinOp::Add, a, b) if is_v(*b) && invariant(*a) => Step::Linear(*a, 1),
-            Op::Binary(BinOp::Sub, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, -1),
-            Op::Binary(BinOp::Sub, a, b) if is_v(*b) && invariant(*a) => Step::Reflect(*a),
-            Op::Binary(op @ (BinOp::Mul | BinOp::Shl | BinOp::Div | BinOp::Shr), a, b) if is_v(*a) => {
-                let c = f.as_int(*b)?;
-                let m = match op {
-                    BinOp::Mul | BinOp::Div if c > 1 => c,
-                    BinOp::Shl | BinOp::Shr if (1..32).contains(&c) => 1 << c,
-                    _ => return None,
-                };
-                Step::Pow(if matches!(op, BinOp::Mul | BinOp::Shl) { FnOp::MulPow(m) } else { FnOp::DivPow(m) })
-            }
-            Op::Binary(BinOp::Xor, a, b) if is_v(*a) || is_v(*b) => {
-                let c = f.as_int(if is_v(*a) { *b } else { *a })?;
-                if c <= 0 {
-                    return None;
-                }
-                Step::Toggle(c as i128)
-            }
-            _ => return None,
-        };
+        let (init, step) = recurrence(q.k, v, l, incoming)?;
         // Both sides in one iteration see one value of an alternating
         // variable: the phi's plain treatment is as exact there, and cheaper.
         // Barrier removal keeps the plain treatment everywhere (it only
@@ -1943,6 +1900,70 @@ fn negate(op: CmpOp) -> CmpOp {
         CmpOp::Gt => CmpOp::Le,
         CmpOp::Ge => CmpOp::Lt,
     }
+}
+
+
+/// How a loop-header phi changes per iteration.
+enum Step {
+    Linear(Value, i128),
+    Pow(FnOp),
+    /// `x ^= c`: the value alternates between two (double buffers).
+    Toggle(i128),
+    /// `x = c - x`: alternates too.
+    Reflect(Value),
+}
+
+/// A loop-header phi's first value and step, where the solver follows it.
+fn recurrence(k: &Kernel, v: Value, l: usize, incoming: &[(BlockId, Value)]) -> Option<(Value, Step)> {
+    let f = k.f;
+    let lp = &k.cfg.loops[l];
+    let (mut init, mut update) = (None, None);
+    for &(pred, val) in incoming {
+        let slot = if lp.blocks.binary_search(&pred).is_ok() { &mut update } else { &mut init };
+        match *slot {
+            None => *slot = Some(val),
+            Some(x) if x == val => {}
+            Some(_) => return None,
+        }
+    }
+    let (init, update) = (init?, update?);
+    // Integer conversions do not change the recurrence (wrap-around aside).
+    let strip = |mut x: Value| {
+        while let Op::Convert(y) = &f.inst(x).op {
+            if !(f.inst(x).ty.is_int() && f.inst(*y).ty.is_int()) {
+                break;
+            }
+            x = *y;
+        }
+        x
+    };
+    let update = strip(update);
+    let is_v = |x: Value| strip(x) == v;
+    let invariant = |x: Value| invariant_in(f, &k.inst_block, lp, x, 0);
+    let step = match &f.inst(update).op {
+        Op::Binary(BinOp::Add, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, 1),
+        Op::Binary(BinOp::Add, a, b) if is_v(*b) && invariant(*a) => Step::Linear(*a, 1),
+        Op::Binary(BinOp::Sub, a, b) if is_v(*a) && invariant(*b) => Step::Linear(*b, -1),
+        Op::Binary(BinOp::Sub, a, b) if is_v(*b) && invariant(*a) => Step::Reflect(*a),
+        Op::Binary(op @ (BinOp::Mul | BinOp::Shl | BinOp::Div | BinOp::Shr), a, b) if is_v(*a) => {
+            let c = f.as_int(*b)?;
+            let m = match op {
+                BinOp::Mul | BinOp::Div if c > 1 => c,
+                BinOp::Shl | BinOp::Shr if (1..32).contains(&c) => 1 << c,
+                _ => return None,
+            };
+            Step::Pow(if matches!(op, BinOp::Mul | BinOp::Shl) { FnOp::MulPow(m) } else { FnOp::DivPow(m) })
+        }
+        Op::Binary(BinOp::Xor, a, b) if is_v(*a) || is_v(*b) => {
+            let c = f.as_int(if is_v(*a) { *b } else { *a })?;
+            if c <= 0 {
+                return None;
+            }
+            Step::Toggle(c as i128)
+        }
+        _ => return None,
+    };
+    Some((init, step))
 }
 
 #[cfg(test)]
