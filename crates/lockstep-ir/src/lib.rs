@@ -239,6 +239,9 @@ pub struct Launch {
     /// For a kernel template, its arguments as written at the launch
     /// (whitespace removed); None for a plain kernel or a name handed on.
     pub template_args: Option<String>,
+    /// The template arguments come from the instantiations of host
+    /// templates around the launch (`k<T>` in `run<T>`), not its own text.
+    pub derived: bool,
     /// Per axis, the kernel argument (by its place in the source's list)
     /// whose value the group's extent is there.
     pub group_params: [Option<u32>; 3],

@@ -147,12 +147,17 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
     if lang.c_family().0.host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
-            let launch = |template_args| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, group_params: l.group_args };
+            let launch = |template_args, derived| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, derived, group_params: l.group_args };
+            let written = l.template_args.as_deref().map(template::normalized);
             let entry = table.entry(l.kernel).or_default();
             // One launch per argument list it stands for (the host templates around it instantiated).
             match l.instances.as_slice() {
-                [] => entry.push(launch(l.template_args.as_deref().map(template::normalized))),
-                lists => entry.extend(lists.iter().map(|args| launch(Some(template::normalized(args))))),
+                [] => entry.push(launch(written, false)),
+                lists => entry.extend(lists.iter().map(|args| {
+                    let args = template::normalized(args);
+                    let derived = written.as_ref() != Some(&args);
+                    launch(Some(args), derived)
+                })),
             }
         }
     }
@@ -1047,19 +1052,20 @@ pub fn lower_tree_streaming(
         // instantiation its launches name, or once generically.
         let name = function_name(&ctx, k).unwrap_or_default();
         let kinds: Vec<bool> = template::parameter_names(&ctx, params).into_iter().map(|(_, is_type)| is_type).collect();
-        let mut instances: Vec<(Vec<TemplateArg>, String)> = Vec::new();
+        // (arguments, as written, whether host templates' instantiations gave them)
+        let mut instances: Vec<(Vec<TemplateArg>, String, bool)> = Vec::new();
         for list in ctx.instantiations.get(&name).cloned().unwrap_or_default() {
             let nodes = template::argument_nodes(&ctx, list);
             let args = nodes.iter().zip(&kinds).map(|(&a, &is_type)| template::argument(&mut ctx, is_type, a)).collect();
             let written: Vec<&str> = nodes.iter().map(|&a| ctx.text(a)).collect();
-            instances.push((args, template::normalized(&written.join(","))));
+            instances.push((args, template::normalized(&written.join(",")), false));
         }
-        for written in ctx.launches.get(&name).into_iter().flatten().filter_map(|l| l.template_args.clone()) {
+        for (written, derived) in ctx.launches.get(&name).into_iter().flatten().filter_map(|l| l.template_args.clone().map(|w| (w, l.derived))) {
             let args = template::split_arguments(&written).iter().zip(&kinds).map(|(a, &is_type)| template::argument_text(&ctx, is_type, a)).collect();
-            instances.push((args, written));
+            instances.push((args, written, derived));
         }
         let mut seen = std::collections::HashSet::new();
-        instances.retain(|(_, written)| seen.insert(written.clone()));
+        instances.retain(|(_, written, _)| seen.insert(written.clone()));
         let instances = merged_instances(instances);
         let generic = instances.is_empty().then(|| (Vec::new(), None, Vec::new()));
         for (explicit, written, stands_for) in instances.into_iter().map(|(args, written, all)| (args, Some(written), all)).chain(generic) {
@@ -1091,17 +1097,29 @@ pub fn lower_tree_streaming(
     Compiled { module: ctx.module, diagnostics: ctx.diags, has_errors }
 }
 
-/// Distinct instantiations of one kernel template lowered each, at most.
-const MAX_KERNEL_INSTANCES: usize = 8;
+/// Distinct instantiations of one kernel template that host templates'
+/// instantiations give (not written at a launch) lowered each, at most.
+const MAX_DERIVED_INSTANCES: usize = 8;
 
 /// The versions of a kernel template to lower: (arguments, label, the
-/// written argument lists it stands for). Past [`MAX_KERNEL_INSTANCES`] one
-/// version stands for them all: each argument where they agree, unknown
-/// (generic) where they differ.
-fn merged_instances(instances: Vec<(Vec<TemplateArg>, String)>) -> Vec<(Vec<TemplateArg>, String, Vec<String>)> {
-    if instances.len() <= MAX_KERNEL_INSTANCES {
-        return instances.into_iter().map(|(args, written)| (args, written.clone(), vec![written])).collect();
+/// argument lists it stands for). Those written in the file are lowered
+/// each; past [`MAX_DERIVED_INSTANCES`] derived ones, one version stands for
+/// all of those: each argument where they agree, unknown (generic) where
+/// they differ.
+fn merged_instances(instances: Vec<(Vec<TemplateArg>, String, bool)>) -> Vec<(Vec<TemplateArg>, String, Vec<String>)> {
+    let (derived, written): (Vec<_>, Vec<_>) = instances.into_iter().partition(|i| i.2);
+    let each = |list: Vec<(Vec<TemplateArg>, String, bool)>| list.into_iter().map(|(args, w, _)| (args, w.clone(), vec![w]));
+    let mut out: Vec<_> = each(written).collect();
+    if derived.len() <= MAX_DERIVED_INSTANCES {
+        out.extend(each(derived));
+    } else {
+        out.push(merged(derived.into_iter().map(|(args, w, _)| (args, w)).collect()));
     }
+    out
+}
+
+/// One version standing for several instantiations of a kernel template.
+fn merged(instances: Vec<(Vec<TemplateArg>, String)>) -> (Vec<TemplateArg>, String, Vec<String>) {
     let lists: Vec<Vec<String>> = instances.iter().map(|(_, w)| template::split_arguments(w)).collect();
     let width = instances.iter().map(|(args, _)| args.len()).max().unwrap_or(0);
     let mut args = Vec::new();
@@ -1119,7 +1137,7 @@ fn merged_instances(instances: Vec<(Vec<TemplateArg>, String)>) -> Vec<(Vec<Temp
             _ => "…".to_string(),
         });
     }
-    vec![(args, label.join(","), instances.into_iter().map(|(_, w)| w).collect())]
+    (args, label.join(","), instances.into_iter().map(|(_, w)| w).collect())
 }
 
 /// A file with no kernel (a header of helpers): each device function that
