@@ -898,6 +898,18 @@ mod tests {
     }
 
     #[test]
+    fn a_host_template_named_at_many_places_stays_fast_and_keeps_its_parameters() {
+        // Each launch looks up its names' declarations, each call site its
+        // arguments: with a scan back over the body per lookup this takes seconds.
+        let launches = "  k<real, M><<<n, 32>>>(p, n);\n".repeat(20_000);
+        let calls: String = (0..20_000).map(|i| format!("  host<{}>(p, 1);\n", i % 3)).collect();
+        let text = format!("template <typename T, int N> __global__ void k(T* p, int n);\ntemplate <int M> void host(float* p, int n) {{\n{launches}}}\nvoid top(float* p) {{\n{calls}}}\n");
+        let found = instances(&text);
+        assert_eq!(found.len(), 20_000);
+        assert_eq!(found[0], ["real, M"]);
+    }
+
+    #[test]
     fn a_local_named_like_the_kernel_is_not_the_kernel() {
         let text = "__global__ void k(float* x) { int k = threadIdx.x; x[k] = 0; }\nvoid run(float* x) { k<<<1, 32>>>(x); }";
         let launches = kernel_launches(text);

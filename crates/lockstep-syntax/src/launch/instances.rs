@@ -18,6 +18,10 @@ const MAX_CHAIN: u32 = 4;
 /// parameters of the template around it stay as written.
 const MAX_ALTERNATIVES: usize = 64;
 
+/// Places a host template is instantiated at that are read, at most; a
+/// template named more often keeps its parameters as written.
+const MAX_SITES: usize = 256;
+
 /// One argument being resolved: text, or a parameter of the host template
 /// around the mention (by its place in that template's list).
 #[derive(Clone)]
@@ -39,6 +43,8 @@ pub(super) struct Instances<'s, 't> {
     s: &'s Scanner<'t>,
     /// Every mention `name<` of each name, by token, in text order.
     with_arguments: FxHashMap<&'t str, Vec<usize>>,
+    /// Every assignment `name =` of each name, by token, in text order.
+    assigned: FxHashMap<&'t str, Vec<usize>>,
     /// For each closing bracket, the index of its opening one.
     open: Vec<Option<usize>>,
     /// Argument lists of each function template (by its name token) as
@@ -49,16 +55,20 @@ pub(super) struct Instances<'s, 't> {
 impl<'s, 't> Instances<'s, 't> {
     pub(super) fn new(s: &'s Scanner<'t>) -> Instances<'s, 't> {
         let mut with_arguments: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        let mut assigned: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
         let mut open = vec![None; s.toks.len()];
         for (i, t) in s.toks.iter().enumerate() {
             if t.kind == Kind::Ident && s.is(i + 1, "<") {
                 with_arguments.entry(s.str(i)).or_default().push(i);
             }
+            if t.kind == Kind::Ident && s.is(i + 1, "=") && !s.is(i + 2, "=") {
+                assigned.entry(s.str(i)).or_default().push(i);
+            }
             if let Some(c) = s.close[i] {
                 open[c] = Some(i);
             }
         }
-        Instances { s, with_arguments, open, instantiated: FxHashMap::default() }
+        Instances { s, with_arguments, assigned, open, instantiated: FxHashMap::default() }
     }
 
     /// The argument lists the mention `name<args>` at token `at` stands
@@ -126,6 +136,9 @@ impl<'s, 't> Instances<'s, 't> {
         let sites: Vec<usize> = self.with_arguments.get(self.s.str(name)).cloned().unwrap_or_default();
         let mut out: Vec<Vec<String>> = Vec::new();
         let sites: Vec<usize> = sites.into_iter().filter(|&j| j != name && !self.declared_extern(j)).collect();
+        if sites.len() > MAX_SITES {
+            return Vec::new();
+        }
         for site in sites {
             let Some(args) = self.arguments_at(site) else { continue };
             for list in self.resolve(&args, site, depth) {
@@ -193,10 +206,10 @@ impl<'s, 't> Instances<'s, 't> {
             }
             false
         };
-        let mut j = at;
-        while j > body {
-            j -= 1;
-            if s.str(j) != word || !s.is(j + 1, "=") || s.is(j + 2, "=") || !encloses(s.brace_of[j]) {
+        let assignments = self.assigned.get(word)?;
+        let before = &assignments[assignments.partition_point(|&j| j <= body)..assignments.partition_point(|&j| j < at)];
+        for &j in before.iter().rev() {
+            if !encloses(s.brace_of[j]) {
                 continue;
             }
             let mut start = j;
