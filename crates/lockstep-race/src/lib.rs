@@ -701,15 +701,17 @@ impl Ctx<'_> {
         if dead.is_empty() {
             return false;
         }
-        let start = match iv.start {
-            Start::Entry => (BlockId(0), 0),
-            Start::After(barrier) => match self.pos.of(barrier) {
-                Some((b, i)) => (b, i + 1),
-                None => return false,
-            },
-        };
+        let Some(start) = self.first_point(iv) else { return false };
         let blocked = |b: BlockId, s: BlockId| dead.contains(&(b, s));
         [e, l].iter().any(|a| !intervals::reaches_along(f, self.cfg, &self.pos, start, a.inst, ends, &blocked))
+    }
+
+    /// Where an interval's threads start: the entry, or just after its barrier.
+    fn first_point(&self, iv: &Interval) -> Option<(BlockId, usize)> {
+        match iv.start {
+            Start::Entry => Some((BlockId(0), 0)),
+            Start::After(barrier) => self.pos.of(barrier).map(|(b, i)| (b, i + 1)),
+        }
     }
 
     /// The branches on group-uniform conditions that barriers are under
@@ -717,16 +719,21 @@ impl Ctx<'_> {
     /// the barrier, the condition and the value it has there.
     fn barrier_skips(&self, ends: &dyn Fn(Value) -> bool) -> Vec<(BlockId, BlockId, Value, bool)> {
         let f = self.f;
+        let guards: Vec<(Value, bool)> = f
+            .block_ids()
+            .filter(|&b| f.block(b).insts.iter().any(|&v| ends(v)))
+            .flat_map(|b| self.k.guards(b).iter().copied().filter(|&(c, _)| sym::launch_input(f, c, 0)).collect::<Vec<_>>())
+            .collect();
         let mut out = Vec::new();
-        for b in f.block_ids().filter(|&b| f.block(b).insts.iter().any(|&v| ends(v))) {
-            for &(c, holds) in self.k.guards(b).iter().filter(|&&(c, _)| sym::launch_input(f, c, 0)) {
-                for branch in f.block_ids() {
-                    if let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = f.block(branch).term {
-                        let skip = (cond == c && then_to != else_to).then_some((branch, if holds { else_to } else { then_to }, c, !holds));
-                        if skip.is_some_and(|s| !out.contains(&s)) {
-                            out.extend(skip);
-                        }
-                    }
+        for branch in f.block_ids() {
+            let lockstep_ir::Terminator::Branch { cond, then_to, else_to } = f.block(branch).term else { continue };
+            if then_to == else_to {
+                continue;
+            }
+            for &(c, holds) in guards.iter().filter(|g| g.0 == cond) {
+                let skip = (branch, if holds { else_to } else { then_to }, c, !holds);
+                if !out.contains(&skip) {
+                    out.push(skip);
                 }
             }
         }
@@ -737,13 +744,7 @@ impl Ctx<'_> {
     /// `a` passing no barrier holds: the way through the skipping successor
     /// is the only one.
     fn way_from_start(&self, iv: &Interval, a: &Access, skips: &[(BlockId, BlockId, Value, bool)], ends: &dyn Fn(Value) -> bool) -> Vec<(Value, bool)> {
-        let start = match iv.start {
-            Start::Entry => (BlockId(0), 0),
-            Start::After(barrier) => match self.pos.of(barrier) {
-                Some((b, i)) => (b, i + 1),
-                None => return Vec::new(),
-            },
-        };
+        let Some(start) = self.first_point(iv) else { return Vec::new() };
         let only_way = |&&(branch, skip, _, _): &&(BlockId, BlockId, Value, bool)| {
             !intervals::reaches_along(self.f, self.cfg, &self.pos, start, a.inst, ends, &|x, y| x == branch && y == skip)
         };
