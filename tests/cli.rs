@@ -131,6 +131,21 @@ fn a_header_without_kernels_is_checked_function_by_function() {
 }
 
 #[test]
+fn a_header_that_includes_helpers_is_checked_for_its_own_functions_only() {
+    let dir = std::env::temp_dir().join(format!("lockstep-header-includes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let helpers = std::fs::read_to_string("tests/fixtures/cuda/header_helpers.cuh").unwrap();
+    std::fs::write(dir.join("helpers.cuh"), helpers).unwrap();
+    let own = "#include \"helpers.cuh\"\n__device__ void own(float* out) {\n  __shared__ float s[64];\n  s[threadIdx.x] = 1.0f;\n  __syncthreads();\n  out[threadIdx.x] = s[63 - threadIdx.x];\n}\n";
+    std::fs::write(dir.join("own.cuh"), own).unwrap();
+    let (code, out, err) = lockstep(&["check", dir.join("own.cuh").to_str().unwrap()]);
+    let summary = format!("{out}{err}");
+    assert_eq!(code, 0, "{summary}");
+    assert!(summary.contains("checked 1 file (0 kernels, 1 device function of files without a kernel), 0 problems"), "{summary}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn metal_and_cpp_amp_files_are_read_other_cpp_files_are_not() {
     let dir = std::env::temp_dir().join(format!("lockstep-metal-amp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

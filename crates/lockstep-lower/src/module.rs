@@ -1015,7 +1015,7 @@ pub fn lower_tree_streaming(
     let mut kernels = Vec::new();
     collect_items(&mut ctx, root, &mut kernels, 0);
     if kernels.is_empty() {
-        lower_device_functions_of_a_header(&mut ctx, db, sink);
+        lower_device_functions_of_a_header(&mut ctx, db, main_file, sink);
     }
     // The checked file's own kernels first, then those of its headers: a
     // file's time for checking goes to the kernels it is checked for.
@@ -1143,8 +1143,18 @@ fn merged(instances: Vec<(Vec<TemplateArg>, String)>) -> (Vec<TemplateArg>, Stri
 /// A file with no kernel (a header of helpers): each device function that
 /// synchronizes or touches group memory is analysed as if a kernel nobody
 /// can see called it, so the barrier code that lives in headers is checked.
-fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_source::SourceDb, sink: &mut KernelSink) {
-    let mut defs: Vec<Node<'t>> = ctx.funcs.values().chain(ctx.function_specializations.values()).flatten().copied().filter(|&def| is_device_function(ctx, def) && synchronizes_or_shares(ctx, def)).collect();
+/// Only the checked file's own functions: those of the headers it includes
+/// are checked with those headers, not once more per includer.
+fn lower_device_functions_of_a_header<'t>(ctx: &mut Ctx<'t>, db: &lockstep_source::SourceDb, main_file: Option<lockstep_source::FileId>, sink: &mut KernelSink) {
+    let own = |ctx: &Ctx<'t>, def: Node<'t>| main_file.is_none_or(|main| ctx.span(def).file == main);
+    let mut defs: Vec<Node<'t>> = ctx
+        .funcs
+        .values()
+        .chain(ctx.function_specializations.values())
+        .flatten()
+        .copied()
+        .filter(|&def| own(ctx, def) && is_device_function(ctx, def) && synchronizes_or_shares(ctx, def))
+        .collect();
     defs.sort_by_key(|d| d.start_byte());
     for def in defs {
         if def.has_error() {
