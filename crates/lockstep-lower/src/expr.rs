@@ -1983,7 +1983,13 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
                 let place = self.place(a);
                 let rv = match &place {
-                    Some(p) => self.decayed(p, span).unwrap_or_else(|| self.read_place(p, span)),
+                    Some(p) => self.decayed(p, span).unwrap_or_else(|| {
+                        let rv = self.read_place(p, span);
+                        if matches!(p, Place::Mem { .. }) {
+                            self.argument_reads.extend(rv.vals.iter().copied());
+                        }
+                        rv
+                    }),
                     None => self.expr(a),
                 };
                 (place, rv)

@@ -173,6 +173,10 @@ pub struct FnLowerer<'c, 't> {
     per_thread: FxHashMap<String, Binding>,
     /// What lockstep knows of the memory behind pointer values ([`crate::view`]).
     pub(crate) pointer_views: crate::view::PointerViews,
+    /// Loads that read a call's argument from memory before the callee's
+    /// parameters were known: a reference parameter binds the place, and
+    /// the load, read by nobody, is made no access ([`Self::unread`]).
+    pub(crate) argument_reads: FxHashSet<Value>,
 }
 
 impl crate::packed_dot::Emit for FnLowerer<'_, '_> {
@@ -235,6 +239,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
             unknown_names: FxHashSet::default(),
             per_thread: FxHashMap::default(),
             pointer_views: Default::default(),
+            argument_reads: FxHashSet::default(),
         };
         let entry = l.new_block(span);
         l.ssa.seal_entry(entry);
@@ -1428,7 +1433,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 }
             };
             match (by_ref, place) {
-                (true, Some(pl)) => self.bind(pname, Binding::Place(pl.clone())),
+                (true, Some(pl)) => {
+                    self.unread(rv);
+                    self.bind(pname, Binding::Place(pl.clone()))
+                }
                 (false, Some(pl @ Place::Vars { .. })) if is_register_address(rv) => self.bind(pname, Binding::PointsTo(pl.clone())),
                 _ if matches!(rv.ty, SrcType::SyncObject(..)) => {
                     if let SrcType::SyncObject(s, w) = rv.ty {
@@ -1447,6 +1455,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
         }
         names
+    }
+
+    /// Turns the loads that read an argument bound to a reference parameter
+    /// into no access: passing a place by reference reads nothing.
+    fn unread(&mut self, rv: &RV) {
+        for &v in &rv.vals {
+            if self.argument_reads.remove(&v) {
+                self.f.inst_mut(v).op = Op::Undef;
+            }
+        }
     }
 
     /// The lambda a [`Binding::Lambda`] names.
