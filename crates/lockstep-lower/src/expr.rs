@@ -2429,6 +2429,29 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 };
                 self.fold_or_emit(BinOp::Div, all, w, Type::U32, span)
             }
+            // The grid: groups numbered x fastest, threads within each as the group numbers them.
+            ("block_rank", Scope::Device) => self.flat_group_index(span),
+            ("thread_rank", Scope::Device) => {
+                let group = self.flat_group_index(span);
+                let per_group = self.group_thread_count(span);
+                let before = self.fold_or_emit(BinOp::Mul, group, per_group, Type::U32, span);
+                let local = self.builtin(Builtin::LocalIndex, span);
+                self.fold_or_emit(BinOp::Add, before, local, Type::U32, span)
+            }
+            ("num_blocks", Scope::Device) => self.group_count(span),
+            ("size" | "num_threads", Scope::Device) => {
+                let groups = self.group_count(span);
+                let per_group = self.group_thread_count(span);
+                self.fold_or_emit(BinOp::Mul, groups, per_group, Type::U32, span)
+            }
+            ("block_index", Scope::Device) => {
+                let vals = (0..3).map(|a| self.builtin(Builtin::GroupId(a), span)).collect();
+                return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
+            }
+            ("dim_blocks", Scope::Device) => {
+                let vals = (0..3).map(|a| self.builtin(Builtin::NumGroups(a), span)).collect();
+                return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
+            }
             ("group_index", _) => {
                 let vals = (0..3).map(|a| self.builtin(Builtin::GroupId(a), span)).collect();
                 return Some(RV { vals, ty: SrcType::Vector(Type::U32, 3) });
@@ -3207,6 +3230,25 @@ impl<'c, 't> FnLowerer<'c, 't> {
         }
         let rvs = args.iter().map(|&a| self.expr(a)).collect();
         self.opaque_call(method, rvs, span)
+    }
+
+    /// Groups in the dispatch.
+    fn group_count(&mut self, span: Span) -> Value {
+        let x = self.builtin(Builtin::NumGroups(0), span);
+        let y = self.builtin(Builtin::NumGroups(1), span);
+        let z = self.builtin(Builtin::NumGroups(2), span);
+        let xy = self.fold_or_emit(BinOp::Mul, x, y, Type::U32, span);
+        self.fold_or_emit(BinOp::Mul, xy, z, Type::U32, span)
+    }
+
+    /// The group's number in the dispatch, x fastest.
+    fn flat_group_index(&mut self, span: Span) -> Value {
+        let [x, y, z] = [0, 1, 2].map(|a| self.builtin(Builtin::GroupId(a), span));
+        let [nx, ny] = [0, 1].map(|a| self.builtin(Builtin::NumGroups(a), span));
+        let zy = self.fold_or_emit(BinOp::Mul, z, ny, Type::U32, span);
+        let zy = self.fold_or_emit(BinOp::Add, zy, y, Type::U32, span);
+        let zyx = self.fold_or_emit(BinOp::Mul, zy, nx, Type::U32, span);
+        self.fold_or_emit(BinOp::Add, zyx, x, Type::U32, span)
     }
 
     pub(crate) fn group_thread_count(&mut self, span: Span) -> Value {
