@@ -1,7 +1,7 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
 use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, SelectCondition, VectorAccess, VectorIntrinsic};
-use crate::module::{parse_int_literal, ClassChoice, Ctx, GlobalBinding, MAX_NESTING};
+use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
 use crate::template::TemplateArg;
 use crate::view::View;
@@ -1871,26 +1871,9 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if methods.is_empty() {
             return None;
         }
-        let params = crate::template::template_parameters(self.cx, class);
-        let bindings = match (choice, params) {
-            (ClassChoice::Primary(keys), Some(params)) => {
-                let kinds = crate::template::parameter_names(self.cx, params);
-                let explicit: Vec<TemplateArg> = keys
-                    .into_iter()
-                    .zip(kinds)
-                    .map(|(key, (_, is_type))| match key {
-                        Some(key) => key.template_arg(),
-                        None if is_type => TemplateArg::OpaqueType,
-                        None => TemplateArg::Unknown,
-                    })
-                    .collect();
-                crate::template::bind(self.cx, params, &explicit, &Default::default())
-            }
-            (ClassChoice::Specialization(matched), Some(params)) => {
-                let deduced = matched.into_iter().map(|(name, key)| (name, key.template_arg())).collect();
-                crate::template::bind(self.cx, params, &[], &deduced)
-            }
-            (_, None) => Default::default(),
+        let bindings = match crate::template::template_parameters(self.cx, class) {
+            Some(params) => self.cx.class_bindings(params, choice),
+            None => Default::default(),
         };
         Some(self.inline_class_member(class, bindings, &methods, &method, args, call))
     }
@@ -2315,7 +2298,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
     /// then its body, with the object's members in scope). None when the
     /// struct declares no constructor.
     pub(crate) fn construct(&mut self, si: usize, args: &[Node<'t>], call: Node<'t>, span: Span) -> Option<RV> {
-        let name = self.cx.struct_names.iter().find(|&(_, &i)| i == si).map(|(n, _)| n.clone())?;
+        let name = match self.cx.instance_bindings.get(&si) {
+            Some(&(class, _)) => class.field(self.cx.fields.name).map(|x| self.cx.class_name(x).to_string())?,
+            None => self.cx.struct_names.iter().find(|&(_, &i)| i == si).map(|(n, _)| n.clone())?,
+        };
         let defs = self.cx.methods.get(&(si, name.clone()))?.clone();
         // A copy, or arguments no constructor takes: member by member.
         if !defs.iter().any(|&d| param_count(self.cx, d) == Some(args.len())) {
@@ -2330,6 +2316,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let lowered = self.arguments(args, span);
         let def = self.choose_overload(&defs, &lowered);
         self.receiver = Some(object.clone());
+        self.class_scope = self.cx.instance_bindings.get(&si).cloned();
         self.inline_call(def, &name, &lowered, call);
         Some(self.read_place(&object, span))
     }
@@ -3218,6 +3205,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     .collect();
                 let def = self.choose_overload(&defs, &lowered);
                 self.receiver = Some(receiver);
+                self.class_scope = self.cx.instance_bindings.get(&si).cloned();
                 return self.inline_call(def, method, &lowered, call);
             }
         }

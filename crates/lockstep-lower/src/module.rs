@@ -65,6 +65,11 @@ pub struct Ctx<'t> {
     pub funcs: FxHashMap<String, Vec<Node<'t>>>,
     /// Member functions with bodies, by struct and name.
     pub methods: FxHashMap<(usize, String), Vec<Node<'t>>>,
+    /// Class template instances laid out with their arguments, by the
+    /// definition and arguments that chose them: the struct, and the
+    /// definition and bindings its member functions run with.
+    class_instances: FxHashMap<(usize, String), usize>,
+    pub instance_bindings: FxHashMap<usize, (Node<'t>, Bindings)>,
     /// The argument lists (normalized) the kernel instantiation being
     /// lowered stands for: its launches are the ones written with them.
     pub instance_written: Vec<String>,
@@ -678,8 +683,8 @@ impl<'t> Ctx<'t> {
                         let width = args.and_then(|a| a.named_child(0)).and_then(|c| self.const_int(c)).map(|w| w.clamp(1, 1024) as u32);
                         Some(SrcType::SyncObject(self.d.sync_object_type(&name)?, width))
                     }
-                    // A class template (its layout read generically).
-                    _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.struct_names[&name])),
+                    // A class template: laid out with its arguments where they are known, else generically.
+                    _ if self.struct_names.contains_key(&name) => Some(SrcType::Struct(self.class_instance(n).unwrap_or(self.struct_names[&name]))),
                     // `tiled_index<16, 16>` (a helper's parameter): what the kernel's index parameter is.
                     _ if self.d.tiled_index_type == Some(name.as_str()) => {
                         let rank = args.map_or(1, |a| a.named_child_count()).clamp(1, 3);
@@ -725,6 +730,63 @@ impl<'t> Ctx<'t> {
     }
 
     /// Registers a struct definition (or finds a named one).
+    /// The struct a class template's arguments lay out (`Stage<float, 256>`):
+    /// the definition they choose, its parameters bound, each instance laid
+    /// out once. None where the choice is unknown or no argument is known.
+    fn class_instance(&mut self, written: Node<'t>) -> Option<usize> {
+        let (def, choice) = self.class_definition(written, 0, None)?;
+        let params = template::template_parameters(self, def)?;
+        let key = match &choice {
+            ClassChoice::Primary(keys) if keys.iter().any(Option::is_some) => format!("{keys:?}"),
+            ClassChoice::Specialization(matched) => {
+                let mut pairs: Vec<_> = matched.iter().collect();
+                pairs.sort_by(|a, b| a.0.cmp(b.0));
+                format!("{pairs:?}")
+            }
+            ClassChoice::Primary(_) => return None,
+        };
+        if let Some(&idx) = self.class_instances.get(&(def.id(), key.clone())) {
+            return Some(idx);
+        }
+        let bindings = self.class_bindings(params, choice);
+        let outer = std::mem::replace(&mut self.template_args, bindings.clone());
+        let name = def.field(self.fields.name).map(|x| self.class_name(x).to_string());
+        let generic = name.as_ref().and_then(|nm| self.struct_names.get(nm).copied());
+        let laid_out = self.struct_type(def);
+        self.template_args = outer;
+        // The plain name keeps naming the generic layout.
+        if let (Some(nm), Some(generic)) = (name, generic) {
+            self.struct_names.insert(nm, generic);
+        }
+        let Some(SrcType::Struct(idx)) = laid_out else { return None };
+        self.class_instances.insert((def.id(), key), idx);
+        self.instance_bindings.insert(idx, (def, bindings));
+        Some(idx)
+    }
+
+    /// A class template's parameters bound as the definition its arguments chose says.
+    pub fn class_bindings(&mut self, params: Node<'t>, choice: ClassChoice) -> Bindings {
+        match choice {
+            ClassChoice::Primary(keys) => {
+                let kinds = template::parameter_names(self, params);
+                let explicit: Vec<TemplateArg> = keys
+                    .into_iter()
+                    .zip(kinds)
+                    .map(|(key, (_, is_type))| match key {
+                        Some(key) => key.template_arg(),
+                        None if is_type => TemplateArg::OpaqueType,
+                        None => TemplateArg::Unknown,
+                    })
+                    .collect();
+                template::bind(self, params, &explicit, &Default::default())
+            }
+            ClassChoice::Specialization(matched) => {
+                let deduced = matched.into_iter().map(|(name, key)| (name, key.template_arg())).collect();
+                template::bind(self, params, &[], &deduced)
+            }
+        }
+    }
+
     pub fn struct_type(&mut self, n: Node<'t>) -> Option<SrcType> {
         let name = n.field(self.fields.name).map(|x| self.text(x).to_string());
         let Some(body) = n.field(self.fields.body) else {
@@ -996,6 +1058,8 @@ pub fn lower_tree_streaming(
         globals: FxHashMap::default(),
         funcs: FxHashMap::default(),
         methods: FxHashMap::default(),
+        class_instances: FxHashMap::default(),
+        instance_bindings: FxHashMap::default(),
         instance_written: Vec::new(),
         template_args: Bindings::default(),
         local_ints: FxHashMap::default(),
