@@ -168,6 +168,26 @@ struct Undecided {
     guards: Vec<String>,
     /// The launch shape the witness needs but nothing in the file shows.
     launch: Option<String>,
+    /// Buffers the kernel only reads whose values choose the cell an atomic
+    /// updates: an atomic is there because threads meet on data-chosen
+    /// cells, so the witness takes the input that makes them meet.
+    atomic_inputs: Vec<String>,
+}
+
+/// The allocations a function writes (stores and atomics); None where a
+/// call lockstep does not follow may write anything.
+fn written_roots(f: &Function) -> Option<std::collections::HashSet<lockstep_ir::Root>> {
+    let mut out = std::collections::HashSet::new();
+    for inst in &f.insts {
+        match &inst.op {
+            Op::Store(r, _) | Op::Atomic(_, r, _) => {
+                out.insert(r.root);
+            }
+            Op::Call(Callee::Opaque(_) | Callee::Unmodelled(_), args) if !args.is_empty() => return None,
+            _ => {}
+        }
+    }
+    Some(out)
 }
 
 /// The lane exchanges, atomics and opaque calls a guard condition is computed
@@ -203,7 +223,17 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
 
 /// `shared`: the uniformity at which both threads see one value (the group
 /// for threads of one group, the grid across groups).
-fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kernel, index: Value, shared: lockstep_analysis::Level, out: &mut Undecided) {
+/// `read_only`: for an atomic's index, the allocations the kernel never
+/// writes, whose values the witness chooses.
+fn undecided_inputs(
+    m: &Module,
+    f: &Function,
+    kernel: &lockstep_race::sym::Kernel,
+    index: Value,
+    shared: lockstep_analysis::Level,
+    read_only: Option<&dyn Fn(lockstep_ir::Root) -> bool>,
+    out: &mut Undecided,
+) {
     let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
     let mut stack = vec![index];
     let mut seen = std::collections::HashSet::new();
@@ -214,6 +244,13 @@ fn undecided_inputs(m: &Module, f: &Function, kernel: &lockstep_race::sym::Kerne
         let inst = f.inst(v);
         let (words, data) = match &inst.op {
             Op::Load(r) if r.space == lockstep_ir::MemSpace::Constant => (None, false),
+            Op::Load(r) if read_only.is_some_and(|only_read| only_read(r.root)) => {
+                let name = root_name(m, f, &r.root);
+                if !out.atomic_inputs.contains(&name) {
+                    out.atomic_inputs.push(name);
+                }
+                (None, false)
+            }
             Op::Load(r) => (Some(format!("a value loaded from `{}`", root_name(m, f, &r.root))), true),
             Op::Atomic(_, r, _) => (Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))), true),
             Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name) | Callee::UnknownValue(name), _) => (Some(format!("the result of `{name}`")), true),
@@ -378,9 +415,12 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         // The witness picks the addresses the two pointers hold.
         undecided.data.push("addresses through pointers lockstep could not follow back to their buffers".to_string());
     }
+    let written = written_roots(f);
+    let only_read = |root: lockstep_ir::Root| matches!(root, lockstep_ir::Root::Param(_) | lockstep_ir::Root::Global(_)) && written.as_ref().is_some_and(|w| !w.contains(&root));
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
-            undecided_inputs(m, f, kernel, r.index, shared, &mut undecided);
+            let read_only: Option<&dyn Fn(lockstep_ir::Root) -> bool> = if matches!(f.inst(at.inst).op, Op::Atomic(..)) { Some(&only_read) } else { None };
+            undecided_inputs(m, f, kernel, r.index, shared, read_only, &mut undecided);
         }
         // An unmodelled construct, or a function without a body handed a
         // pointer, stands for any access to the memory.
@@ -547,6 +587,14 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         d = d.with_label(f.inst(held).span, format!("holds the threads, but fences no {memory} memory"));
         d = d.with_note(format!(
             "the barrier between them makes every thread arrive before any continues, but by the memory model it orders only the memory it fences; give it the {memory} memory flag"
+        ));
+    }
+    if !undecided.atomic_inputs.is_empty() && class_id != POSSIBLE_RACE {
+        let names: Vec<String> = undecided.atomic_inputs.iter().map(|n| format!("`{n}`")).collect();
+        let cell = cell_name(m, f, x.alloc, x.witness.as_ref()).map_or_else(|| "the cell shown".to_string(), |c| format!("`{c}`"));
+        d = d.with_note(format!(
+            "the cell the atomic updates is chosen by data from {}, which the kernel only reads: any input that sends the update to {cell} makes the threads meet",
+            names.join(" and ")
         ));
     }
     if x.same_value {
