@@ -728,3 +728,57 @@ fn opencl_vector_select_tests_the_top_bit_and_scalar_select_tests_non_zero() {
         .collect();
     assert_eq!(out.buffer("out").unwrap().f32s(), want);
 }
+
+/// Lane operations on packed bytes and halves, and byte permutes.
+const LANES_CU: &str = r#"
+__global__ void k(const unsigned int* a, const unsigned int* b, unsigned int* out) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int x = a[i], y = b[i];
+    out[i * 8 + 0] = __vsub4(x, y);
+    out[i * 8 + 1] = __vcmpne4(x, y);
+    out[i * 8 + 2] = __vaddss4(x, y);
+    out[i * 8 + 3] = __vmaxu2(x, y);
+    out[i * 8 + 4] = __vcmplts2(x, y);
+    out[i * 8 + 5] = __vabsdiffu4(x, y);
+    out[i * 8 + 6] = __byte_perm(x, y, 0x7531);
+    out[i * 8 + 7] = __byte_perm(x, y, y);
+}
+"#;
+
+/// `f` applied to each of the `n` lanes of `x` and `y` (values unsigned), repacked.
+fn lanes(x: u32, y: u32, n: u32, f: impl Fn(u32, u32) -> u32) -> u32 {
+    let bits = 32 / n;
+    let mask = (1u64 << bits) as u32 - 1;
+    (0..n).map(|k| (f((x >> (k * bits)) & mask, (y >> (k * bits)) & mask) & mask) << (k * bits)).fold(0, |w, l| w | l)
+}
+
+fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
+    let bytes = (u64::from(y) << 32) | u64::from(x);
+    (0..4).map(|k| (((bytes >> (8 * ((s >> (4 * k)) & 7))) & 0xff) as u32) << (8 * k)).fold(0, |w, b| w | b)
+}
+
+#[test]
+fn cuda_lane_words_and_byte_permutes_are_exact() {
+    let a: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x8070_ff01).collect();
+    let b: Vec<u32> = (0..64u32).map(|i| if i % 5 == 0 { a[i as usize] } else { i.wrapping_mul(0x85eb_ca6b).rotate_left(7) }).collect();
+    let launch = format!("[buffers.a]\ndata = {a:?}\n[buffers.b]\ndata = {b:?}\n[buffers.out]\nlen = 512\n");
+    let out = run_source(Lang::Cuda, LANES_CU, &launch, [1, 1, 1]);
+    let sext = |v: u32, bits: u32| ((v << (32 - bits)) as i32) >> (32 - bits);
+    let want: Vec<u32> = a
+        .iter()
+        .zip(&b)
+        .flat_map(|(&x, &y)| {
+            [
+                lanes(x, y, 4, |p, q| p.wrapping_sub(q)),
+                lanes(x, y, 4, |p, q| if p != q { 0xff } else { 0 }),
+                lanes(x, y, 4, |p, q| (sext(p, 8) + sext(q, 8)).clamp(-128, 127) as u32),
+                lanes(x, y, 2, |p, q| p.max(q)),
+                lanes(x, y, 2, |p, q| if sext(p, 16) < sext(q, 16) { 0xffff } else { 0 }),
+                lanes(x, y, 4, |p, q| p.abs_diff(q)),
+                byte_perm(x, y, 0x7531),
+                byte_perm(x, y, y),
+            ]
+        })
+        .collect();
+    assert_eq!(out.buffer("out").unwrap().u32s(), want);
+}

@@ -205,6 +205,11 @@ pub struct Dialect {
     /// or unsigned as the first operand is (GLSL `dotPacked4x8EXT(a, b)`,
     /// CUDA `__dp4a(a, b, c)`), with how they add an accumulator; by name.
     pub packed_dot_products: &'static [(&'static str, PackedDot)],
+    /// Operations on the 8- or 16-bit lanes packed in a 32-bit integer
+    /// (CUDA `__vsub4`, `__vcmpne2`), read from the name.
+    pub lane_words: Option<fn(&str) -> Option<crate::packed_lanes::LaneWord>>,
+    /// `__byte_perm(x, y, s)`: bytes picked from two 32-bit integers; by name.
+    pub byte_permute: Option<&'static str>,
     /// Prefixes of functions named for their result type: a value conversion
     /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
     pub typed_conversions: Option<(&'static str, &'static str)>,
@@ -815,6 +820,8 @@ pub static HLSL: Dialect = Dialect {
     extended_multiplies: &[],
     bitfield_extract: None,
     packed_dot_products: &[("dot4add_i8packed", packed_dot(Some(true), Accumulate::Wrapping)), ("dot4add_u8packed", packed_dot(Some(false), Accumulate::Wrapping))],
+    lane_words: None,
+    byte_permute: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],
@@ -982,6 +989,8 @@ pub static CUDA: Dialect = Dialect {
     extended_multiplies: &[],
     bitfield_extract: None,
     packed_dot_products: &[("__dp4a", packed_dot(None, Accumulate::Wrapping))],
+    lane_words: Some(crate::packed_lanes::cuda_lane_word),
+    byte_permute: Some("__byte_perm"),
     typed_conversions: None,
     bit_casts: &["bit_cast"],
     vector_memory: &[],
@@ -1309,6 +1318,8 @@ pub static OPENCL: Dialect = Dialect {
         ("dot_acc_sat_4x8packed_ss_int", packed_dot(Some(true), Accumulate::Saturating)),
         ("dot_acc_sat_4x8packed_uu_uint", packed_dot(Some(false), Accumulate::Saturating)),
     ],
+    lane_words: None,
+    byte_permute: None,
     typed_conversions: Some(("convert_", "as_")),
     bit_casts: &[],
     vector_memory: &[
@@ -1681,6 +1692,8 @@ pub static GLSL: Dialect = Dialect {
     extended_multiplies: &["umulExtended", "imulExtended"],
     bitfield_extract: Some("bitfieldExtract"),
     packed_dot_products: &[("dotPacked4x8EXT", packed_dot(None, Accumulate::No)), ("dotPacked4x8AccSatEXT", packed_dot(None, Accumulate::Saturating))],
+    lane_words: None,
+    byte_permute: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],
@@ -1934,6 +1947,8 @@ pub static METAL: Dialect = Dialect {
     extended_multiplies: &[],
     bitfield_extract: None,
     packed_dot_products: &[],
+    lane_words: None,
+    byte_permute: None,
     typed_conversions: None,
     bit_casts: &["as_type"],
     vector_memory: &[],
@@ -2020,6 +2035,8 @@ pub static CPP_AMP: Dialect = Dialect {
     extended_multiplies: &[],
     bitfield_extract: None,
     packed_dot_products: &[],
+    lane_words: None,
+    byte_permute: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],

@@ -2084,6 +2084,26 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             return self.unmodelled_intrinsic(name, "its operands are not 32-bit integers", call, span);
         }
+        if let Some(w) = d.lane_words.and_then(|read| read(name)) {
+            let operands: Vec<Value> = args.iter().filter_map(|&a| self.expr(a).vals.first().copied()).collect();
+            if let (&[a, b], 2) = (operands.as_slice(), args.len()) {
+                if [a, b].iter().all(|&v| self.f.inst(v).ty.is_int()) {
+                    let v = crate::packed_lanes::lane_word(self, w, a, b, span);
+                    return self.scalar(v);
+                }
+            }
+            return self.unmodelled_intrinsic(name, "its operands are not two 32-bit integers", call, span);
+        }
+        if d.byte_permute == Some(name) {
+            let operands: Vec<Value> = args.iter().filter_map(|&a| self.expr(a).vals.first().copied()).collect();
+            if let (&[x, y, s], 3) = (operands.as_slice(), args.len()) {
+                if [x, y, s].iter().all(|&v| self.f.inst(v).ty.is_int()) {
+                    let v = crate::packed_lanes::byte_permute(self, x, y, s, span);
+                    return self.scalar(v);
+                }
+            }
+            return self.unmodelled_intrinsic(name, "its operands are not three 32-bit integers", call, span);
+        }
         if let (true, [value, offset, bits]) = (d.bitfield_extract == Some(name), args) {
             let (value, offset, bits) = (self.expr(*value), self.expr(*offset), self.expr(*bits));
             if let (Some(&offset), Some(&bits)) = (offset.vals.first(), bits.vals.first()) {

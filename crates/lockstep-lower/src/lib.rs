@@ -16,6 +16,7 @@ mod function_value;
 mod lambda;
 mod module;
 mod packed_dot;
+mod packed_lanes;
 mod srctype;
 mod ssa;
 mod stmt;
