@@ -1613,3 +1613,50 @@ fn specializations_are_chosen_by_their_arguments() {
     assert_eq!(o.buffer("out").unwrap().i32s(), want);
     assert_eq!(o.buffer("fout").unwrap().f32s(), vec![0.0, 3.0, 6.0, 9.0]);
 }
+
+/// Pointers to the bytes or halves of a scalar in registers (`(int8_t*)&q32`)
+/// read and write those bits: packing, a byte-wise dot product, and the high
+/// half of a float replaced.
+const REGISTER_LANES_CUDA: &str = r#"
+__device__ int dot4(const int a, const int b, int c) {
+    const signed char* a8 = (const signed char*)&a;
+    const signed char* b8 = (const signed char*)&b;
+    return c + a8[0] * b8[0] + a8[1] * b8[1] + a8[2] * b8[2] + a8[3] * b8[3];
+}
+__global__ void pack(const float* vals, const int* x, int* out) {
+    int q32 = 0;
+    signed char* q8 = (signed char*)&q32;
+    for (int l = 0; l < 4; ++l)
+        q8[l] = (signed char)(vals[threadIdx.x * 4 + l]);
+    float f = vals[threadIdx.x];
+    unsigned short* h = (unsigned short*)&f;
+    h[1] = 0x3f80;
+    out[threadIdx.x * 3 + 0] = q32;
+    out[threadIdx.x * 3 + 1] = dot4(x[threadIdx.x], q32, 7);
+    out[threadIdx.x * 3 + 2] = __float_as_int(f) + *h;
+}
+"#;
+
+#[test]
+fn cuda_byte_views_of_registers_are_exact() {
+    let mut db = SourceDb::new();
+    let file = db.add("pack.cu", REGISTER_LANES_CUDA);
+    let c = compile(&mut db, file, Lang::Cuda, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let vals = [1.0f32, -2.0, 3.0, 127.0, -128.0, 5.0, 6.0, 7.5];
+    let x = [0x0102_0304i32, -1];
+    let launch = format!("[buffers.vals]\ndata = {vals:?}\n[buffers.x]\ndata = {x:?}\n[buffers.out]\nlen = 6\n");
+    let config = RunConfig { group_size: Some([2, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("pack.cu", Lang::Cuda, REGISTER_LANES_CUDA, "pack", &launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let want: Vec<i32> = (0..2)
+        .flat_map(|t| {
+            let bytes: Vec<i8> = vals[t * 4..t * 4 + 4].iter().map(|&v| v as i8).collect();
+            let q32 = i32::from_le_bytes(bytes.iter().map(|&b| b as u8).collect::<Vec<_>>().try_into().unwrap());
+            let dot = 7 + x[t].to_le_bytes().iter().zip(&bytes).map(|(&a, &b)| i32::from(a as i8) * i32::from(b)).sum::<i32>();
+            let f = (vals[t].to_bits() & 0xffff) | (0x3f80 << 16);
+            [q32, dot, (f as i32).wrapping_add((f & 0xffff) as i32)]
+        })
+        .collect();
+    assert_eq!(o.buffer("out").unwrap().i32s(), want);
+}

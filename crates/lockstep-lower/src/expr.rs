@@ -1,5 +1,6 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
+use crate::ssa::Var;
 use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, SelectCondition, VectorAccess, VectorIntrinsic};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
@@ -161,6 +162,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     }
                 }
             }
+            Place::Bits { var, index, ty } => {
+                if let Some(&x) = vals.first() {
+                    self.write_bits(*var, *index, ty.scalar(&self.cx.structs), x, span);
+                }
+            }
             Place::Vars { vars, .. } => {
                 for (v, x) in vars.iter().zip(vals) {
                     self.ssa.write(*v, self.cur, x);
@@ -236,6 +242,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             Place::Vars { vars, ty } => {
                 let vals = vars.iter().map(|&v| self.ssa.read(&mut self.f, v, self.cur, span)).collect();
                 RV { vals, ty: ty.clone() }
+            }
+            Place::Bits { var, index, ty } => {
+                let v = self.read_bits(*var, *index, ty.scalar(&self.cx.structs), span);
+                RV { vals: vec![v], ty: ty.clone() }
             }
             Place::Mem { space, root, base, offsets, ty } => {
                 let mut types = Vec::new();
@@ -566,7 +576,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
                 }
                 // Pointer arithmetic or a comparison on the address of a register variable.
-                Binding::PointsTo(_) => {
+                Binding::PointsTo(_) | Binding::Lanes { .. } => {
                     let v = self.unmodelled(n, format!("the address of a variable used as a value (`{name}`)"), Vec::new(), span);
                     RV { vals: vec![v], ty: SrcType::Scalar(Type::I32) }
                 }
@@ -838,6 +848,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 if let Some(variable) = self.pointee_variable(arg) {
                     return (self.cx.const_int(index_node) == Some(0)).then_some(variable);
                 }
+                if let Some(Binding::Lanes { var, lane }) = self.lookup(self.cx.text(arg)).cloned().filter(|_| self.cx.kind(arg) == "identifier") {
+                    let idx = self.expr(index_node);
+                    let index = *idx.vals.first()?;
+                    return Some(Place::Bits { var, index, ty: SrcType::Scalar(lane) });
+                }
                 if let Some(values) = self.register_view(arg) {
                     let idx = self.expr(index_node);
                     let idx = self.index_value(*idx.vals.first()?, span);
@@ -895,6 +910,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     if let Some(variable) = self.pointee_variable(arg) {
                         return Some(variable);
                     }
+                    if let Some(Binding::Lanes { var, lane }) = self.lookup(self.cx.text(arg)).cloned().filter(|_| self.cx.kind(arg) == "identifier") {
+                        let index = self.int(Type::U32, 0, span);
+                        return Some(Place::Bits { var, index, ty: SrcType::Scalar(lane) });
+                    }
                     if let Some(values) = self.register_view(arg) {
                         let zero = self.int(Type::U32, 0, span);
                         return self.index_place(values, zero, span);
@@ -945,6 +964,77 @@ impl<'c, 't> FnLowerer<'c, 't> {
             }
             _ => None,
         }
+    }
+
+    /// `(T*)&x` or `&x` where `x` is one scalar in registers whose width is
+    /// a multiple of `T`'s (`(int8_t*)&q32`, `(half*)&f`): the variable and
+    /// the scalar type its bits are read as.
+    pub(crate) fn register_lanes(&mut self, init: Node<'t>, elem: &SrcType) -> Option<(Var, Type)> {
+        let SrcType::Scalar(lane) = *elem else { return None };
+        let n = self.cx.without_parens(init);
+        let address = match self.cx.kind(n) {
+            "cast_expression" => self.cx.without_parens(n.field(self.cx.fields.value)?),
+            _ => n,
+        };
+        if self.cx.kind(address) != "pointer_expression" {
+            return None;
+        }
+        let Place::Vars { vars, ty: SrcType::Scalar(whole) } = self.register_pointee(address)? else { return None };
+        let scalar = |t: Type| t.is_int() || t.is_float();
+        let fits = scalar(lane) && scalar(whole) && lane.bits() <= whole.bits() && whole.bits() % lane.bits() == 0;
+        (fits && vars.len() == 1).then_some((vars[0], lane))
+    }
+
+    /// The unsigned integer type of a width in bits.
+    fn bits_type(bits: u32) -> Type {
+        match bits {
+            8 => Type::U8,
+            16 => Type::U16,
+            32 => Type::U32,
+            _ => Type::U64,
+        }
+    }
+
+    /// `var`'s bits as an unsigned integer of its width, and `lane`'s
+    /// offset `index` lanes up in them.
+    fn bits_and_shift(&mut self, var: Var, index: Value, lane: Type, span: Span) -> (Value, Value, Type) {
+        let whole = self.ssa.read(&mut self.f, var, self.cur, span);
+        let whole_ty = self.f.inst(whole).ty;
+        let bits_ty = Self::bits_type(whole_ty.bits());
+        let raw = if whole_ty.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![whole]), bits_ty, span) } else { self.convert(whole, bits_ty, span) };
+        let index = self.convert(index, bits_ty, span);
+        let width = self.int(bits_ty, i64::from(lane.bits()), span);
+        let shift = self.fold_or_emit(BinOp::Mul, index, width, bits_ty, span);
+        (raw, shift, bits_ty)
+    }
+
+    fn read_bits(&mut self, var: Var, index: Value, lane: Type, span: Span) -> Value {
+        let (raw, shift, bits_ty) = self.bits_and_shift(var, index, lane, span);
+        let shifted = self.fold_or_emit(BinOp::Shr, raw, shift, bits_ty, span);
+        if lane.is_float() {
+            let low = self.convert(shifted, Self::bits_type(lane.bits()), span);
+            self.emit(Op::Math(MathFn::Bitcast, vec![low]), lane, span)
+        } else {
+            self.convert(shifted, lane, span)
+        }
+    }
+
+    fn write_bits(&mut self, var: Var, index: Value, lane: Type, value: Value, span: Span) {
+        let (raw, shift, bits_ty) = self.bits_and_shift(var, index, lane, span);
+        let lane_bits_ty = Self::bits_type(lane.bits());
+        let low = if lane.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![value]), lane_bits_ty, span) } else { self.convert(value, lane_bits_ty, span) };
+        let low = self.convert(low, bits_ty, span);
+        let placed = self.fold_or_emit(BinOp::Shl, low, shift, bits_ty, span);
+        let ones = if lane.bits() >= 64 { u64::MAX } else { (1u64 << lane.bits()) - 1 };
+        let ones = self.int(bits_ty, ones as i64, span);
+        let mask = self.fold_or_emit(BinOp::Shl, ones, shift, bits_ty, span);
+        let all = self.int(bits_ty, -1, span);
+        let keep = self.fold_or_emit(BinOp::Xor, mask, all, bits_ty, span);
+        let kept = self.fold_or_emit(BinOp::And, raw, keep, bits_ty, span);
+        let combined = self.fold_or_emit(BinOp::Or, kept, placed, bits_ty, span);
+        let whole_ty = self.ssa.var_type(var);
+        let back = if whole_ty.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![combined]), whole_ty, span) } else { self.convert(combined, whole_ty, span) };
+        self.ssa.write(var, self.cur, back);
     }
 
     /// The variable `*p`, `p[0]` or `p->f` reaches when `p` is bound to one ([`Binding::PointsTo`]).
@@ -1108,8 +1198,8 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let picked = vars.chunks(width).map(|element| element[k]).collect();
                 Some(Place::Component { vars: picked, width: 1, index, ty: scalar })
             }
-            // An element of a matrix's element: not a construct of any language.
-            Place::MatrixElement { .. } => None,
+            // An element of a matrix's element, or of a packed value: not a construct of any language.
+            Place::MatrixElement { .. } | Place::Bits { .. } => None,
             Place::Mem { space, root, base, ty, .. } => {
                 // Indexing a non-array in memory (a pointer's pointee): element stride.
                 let cells = ty.cells(&self.cx.structs).max(1);
@@ -1146,7 +1236,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 let ty = if picks.len() == 1 { SrcType::Scalar(t) } else { SrcType::Vector(t, picks.len() as u32) };
                 Some(Place::Component { vars: picked, width: picks.len(), index, ty })
             }
-            Place::MatrixElement { .. } => None,
+            Place::MatrixElement { .. } | Place::Bits { .. } => None,
             Place::Vars { vars, ty } => {
                 if let SrcType::Struct(si) = ty {
                     let (offs, fty) = self.field_layout(si, fname)?;

@@ -39,13 +39,18 @@ pub enum Place {
     /// index out of range is undefined behaviour in every dialect; lockstep
     /// then reads the first element and writes none.
     Component { vars: Vec<Var>, width: usize, index: Value, ty: SrcType },
+    /// The `index`-th value of type `ty` packed in the bits of the scalar
+    /// register variable `var`, from its low bits up (`q8[l]` with `q8 =
+    /// (int8_t*)&q32`, as little-endian GPUs lay them out): a read extracts
+    /// those bits, a write replaces them.
+    Bits { var: Var, index: Value, ty: SrcType },
 }
 
 impl Place {
     /// The source type of what the place holds.
     pub fn ty(&self) -> &SrcType {
         match self {
-            Place::Vars { ty, .. } | Place::Mem { ty, .. } | Place::Component { ty, .. } | Place::MatrixElement { ty, .. } => ty,
+            Place::Vars { ty, .. } | Place::Mem { ty, .. } | Place::Component { ty, .. } | Place::MatrixElement { ty, .. } | Place::Bits { ty, .. } => ty,
         }
     }
 }
@@ -96,6 +101,10 @@ pub enum Binding {
     /// registers (`get_scale_min(j, q, &d, &m)`): `*p`, `p[0]` and `p->f`
     /// are that variable.
     PointsTo(Place),
+    /// A pointer to the narrower values packed in the bits of a scalar held
+    /// in registers (`int8_t* q8 = (int8_t*)&q32`): `p[i]` is the `i`-th
+    /// `lane` of the variable's bits ([`Place::Bits`]).
+    Lanes { var: Var, lane: Type },
 }
 
 struct LoopTargets {
@@ -1096,6 +1105,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
                         self.bind_int_constant(name, v, Binding::Place(Place::Vars { vars, ty }));
                         continue;
                     }
+                }
+            }
+            if let (SrcType::Pointer(elem, _), Some(init)) = (&ty, init) {
+                if let Some((var, lane)) = self.register_lanes(init, elem) {
+                    self.bind(name, Binding::Lanes { var, lane });
+                    continue;
                 }
             }
             let place = self.local_place(&name, &ty, span);
