@@ -1660,3 +1660,38 @@ fn cuda_byte_views_of_registers_are_exact() {
         .collect();
     assert_eq!(o.buffer("out").unwrap().i32s(), want);
 }
+
+/// `memcpy` between a scalar in registers and memory copies value by value
+/// in the memory's type: a float's bits, two words into one 64-bit value,
+/// and a register back out.
+const MEMCPY_CUDA: &str = r#"
+__global__ void copy(const float* vals, const unsigned* words, unsigned* out, unsigned long long* wide) {
+    unsigned t = threadIdx.x;
+    unsigned bits;
+    memcpy(&bits, &vals[t], sizeof(bits));
+    out[t * 2] = bits;
+    unsigned long long w;
+    memcpy(&w, &words[t * 2], 8);
+    wide[t] = w;
+    unsigned back = bits ^ 1u;
+    memcpy(&out[t * 2 + 1], &back, 4);
+}
+"#;
+
+#[test]
+fn cuda_memcpy_between_registers_and_memory_is_exact() {
+    let mut db = SourceDb::new();
+    let file = db.add("copy.cu", MEMCPY_CUDA);
+    let c = compile(&mut db, file, Lang::Cuda, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let vals = [1.5f32, -0.25];
+    let words = [0x1122_3344u32, 0x5566_7788, 0xdead_beef, 7];
+    let launch = format!("[buffers.vals]\ndata = {vals:?}\n[buffers.words]\ndata = {words:?}\n[buffers.out]\nlen = 4\n[buffers.wide]\ntype = \"u64\"\nlen = 2\n");
+    let config = RunConfig { group_size: Some([2, 1, 1]), ..RunConfig::default() };
+    let (db, o) = compile_and_run("copy.cu", Lang::Cuda, MEMCPY_CUDA, "copy", &launch, config);
+    assert_eq!(findings(&db, &o), Vec::<String>::new());
+    let out: Vec<u32> = vals.iter().flat_map(|v| [v.to_bits(), v.to_bits() ^ 1]).collect();
+    assert_eq!(o.buffer("out").unwrap().u32s(), out);
+    let wide: Vec<u64> = (0..2).map(|t| u64::from(words[t * 2]) | (u64::from(words[t * 2 + 1]) << 32)).collect();
+    assert_eq!(o.buffer("wide").unwrap().cells, wide);
+}

@@ -210,6 +210,8 @@ pub struct Dialect {
     pub lane_words: Option<fn(&str) -> Option<crate::packed_lanes::LaneWord>>,
     /// `__byte_perm(x, y, s)`: bytes picked from two 32-bit integers; by name.
     pub byte_permute: Option<&'static str>,
+    /// C's `memcpy(dst, src, n)`, where the dialect has it; by name.
+    pub byte_copy: Option<&'static str>,
     /// Prefixes of functions named for their result type: a value conversion
     /// and a bit reinterpretation (OpenCL `convert_float4(x)`, `as_uint(f)`).
     pub typed_conversions: Option<(&'static str, &'static str)>,
@@ -822,6 +824,7 @@ pub static HLSL: Dialect = Dialect {
     packed_dot_products: &[("dot4add_i8packed", packed_dot(Some(true), Accumulate::Wrapping)), ("dot4add_u8packed", packed_dot(Some(false), Accumulate::Wrapping))],
     lane_words: None,
     byte_permute: None,
+    byte_copy: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],
@@ -991,6 +994,7 @@ pub static CUDA: Dialect = Dialect {
     packed_dot_products: &[("__dp4a", packed_dot(None, Accumulate::Wrapping))],
     lane_words: Some(crate::packed_lanes::cuda_lane_word),
     byte_permute: Some("__byte_perm"),
+    byte_copy: Some("memcpy"),
     typed_conversions: None,
     bit_casts: &["bit_cast"],
     vector_memory: &[],
@@ -1320,6 +1324,7 @@ pub static OPENCL: Dialect = Dialect {
     ],
     lane_words: None,
     byte_permute: None,
+    byte_copy: None,
     typed_conversions: Some(("convert_", "as_")),
     bit_casts: &[],
     vector_memory: &[
@@ -1694,6 +1699,7 @@ pub static GLSL: Dialect = Dialect {
     packed_dot_products: &[("dotPacked4x8EXT", packed_dot(None, Accumulate::No)), ("dotPacked4x8AccSatEXT", packed_dot(None, Accumulate::Saturating))],
     lane_words: None,
     byte_permute: None,
+    byte_copy: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],
@@ -1949,6 +1955,7 @@ pub static METAL: Dialect = Dialect {
     packed_dot_products: &[],
     lane_words: None,
     byte_permute: None,
+    byte_copy: None,
     typed_conversions: None,
     bit_casts: &["as_type"],
     vector_memory: &[],
@@ -2037,6 +2044,7 @@ pub static CPP_AMP: Dialect = Dialect {
     packed_dot_products: &[],
     lane_words: None,
     byte_permute: None,
+    byte_copy: None,
     typed_conversions: None,
     bit_casts: &[],
     vector_memory: &[],

@@ -985,6 +985,66 @@ impl<'c, 't> FnLowerer<'c, 't> {
         (fits && vars.len() == 1).then_some((vars[0], lane))
     }
 
+    /// `memcpy(dst, src, n)` with `n` a constant, each side a scalar in
+    /// registers (`&qh`) or memory of one scalar type (`x[ib].qh`): the
+    /// bytes copied value by value, in the memory side's scalar type (bytes
+    /// when both are registers). None for any other copy, which stays a
+    /// call lockstep does not model.
+    fn byte_copy(&mut self, dst: Node<'t>, src: Node<'t>, n: Node<'t>, span: Span) -> Option<RV> {
+        let count = self.expr(n);
+        let bytes = u32::try_from(self.f.as_int(*count.vals.first()?)?).ok().filter(|&b| b > 0 && b <= 64)?;
+        enum Side {
+            Register(Var, Type),
+            Memory(RV, Type),
+        }
+        let side = |l: &mut Self, a: Node<'t>| -> Option<Side> {
+            if let Some(Place::Vars { vars, ty: SrcType::Scalar(t) }) = l.register_pointee(a) {
+                return (vars.len() == 1).then(|| Side::Register(vars[0], t));
+            }
+            let rv = l.expr(a);
+            match &rv.ty {
+                SrcType::Pointer(elem, _) => match **elem {
+                    SrcType::Scalar(t) if t.is_int() || t.is_float() => Some(Side::Memory(rv.clone(), t)),
+                    SrcType::Array(ref e, _) => match **e {
+                        SrcType::Scalar(t) if t.is_int() || t.is_float() => Some(Side::Memory(rv.clone(), t)),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (to, from) = (side(self, dst)?, side(self, src)?);
+        let lane = match (&to, &from) {
+            (Side::Memory(_, t), _) | (_, Side::Memory(_, t)) => *t,
+            _ => Type::U8,
+        };
+        let lane_bytes = lane.bits() / 8;
+        if lane_bytes == 0 || bytes % lane_bytes != 0 {
+            return None;
+        }
+        for side in [&to, &from] {
+            match side {
+                Side::Register(_, t) if t.bits() / 8 < bytes || t.bits() % lane.bits() != 0 => return None,
+                Side::Memory(_, t) if *t != lane => return None,
+                _ => {}
+            }
+        }
+        let place = |l: &mut Self, side: &Side, k: u32| -> Option<Place> {
+            let k = l.int(Type::U32, i64::from(k), span);
+            match side {
+                Side::Register(var, _) => Some(Place::Bits { var: *var, index: k, ty: SrcType::Scalar(lane) }),
+                Side::Memory(rv, _) => l.pointer_index(rv.clone(), k, span),
+            }
+        };
+        for k in 0..bytes / lane_bytes {
+            let (from_place, to_place) = (place(self, &from, k)?, place(self, &to, k)?);
+            let value = self.read_place(&from_place, span);
+            self.assign(&to_place, &value, span, None);
+        }
+        Some(RV { vals: Vec::new(), ty: SrcType::Void })
+    }
+
     /// The unsigned integer type of a width in bits.
     fn bits_type(bits: u32) -> Type {
         match bits {
@@ -2121,9 +2181,10 @@ impl<'c, 't> FnLowerer<'c, 't> {
             let width = explicit.or_else(|| args.get(1).copied()).and_then(|w| self.cx.const_int(w)).map(|w| w.clamp(1, 1024) as u32);
             return RV { vals: Vec::new(), ty: SrcType::SyncObject(scope, width) };
         }
-        // `memcpy(&f, &bits, sizeof(float))` between variables in registers: a bit cast.
-        if let ("memcpy", [dst, src, bytes]) = (name, args) {
-            if let Some(rv) = self.register_copy(*dst, *src, *bytes, span) {
+        // `memcpy(&f, &bits, sizeof(float))` between variables in registers: a
+        // bit cast; between registers and memory: value by value.
+        if let (true, [dst, src, bytes]) = (d.byte_copy == Some(name) && !self.cx.funcs.contains_key(name), args) {
+            if let Some(rv) = self.register_copy(*dst, *src, *bytes, span).or_else(|| self.byte_copy(*dst, *src, *bytes, span)) {
                 return rv;
             }
         }
