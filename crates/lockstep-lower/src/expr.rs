@@ -3609,7 +3609,7 @@ impl<'t> FnLowerer<'_, 't> {
     /// resolve (a template's `T`) fits anything.
     pub(crate) fn choose_overload(&mut self, defs: &[Node<'t>], args: &[(Option<Place>, RV)]) -> Node<'t> {
         let mut best: Option<(u32, Node<'t>)> = None;
-        let arity: Vec<Node<'t>> = defs.iter().copied().filter(|d| param_count(self.cx, *d) == Some(args.len())).collect();
+        let arity: Vec<Node<'t>> = defs.iter().copied().filter(|&d| takes_arguments(self.cx, d, args.len()) && !host_only(self.cx, d)).collect();
         for def in arity {
             let score = self.overload_fit(def, args);
             if best.is_none_or(|(s, _)| score > s) {
@@ -3648,17 +3648,38 @@ impl<'t> FnLowerer<'_, 't> {
     }
 }
 
-fn param_count(cx: &Ctx, def: Node) -> Option<usize> {
+/// A function's parameters, and how many of the last have defaults.
+fn parameters<'t>(cx: &Ctx<'t>, def: Node<'t>) -> Option<(usize, usize)> {
     let mut d = def.field(cx.fields.declarator)?;
     for _ in 0..32 {
         if cx.kind(d) == "function_declarator" {
             let p = d.field(cx.fields.parameters)?;
             let mut c = p.walk();
-            return Some(p.named_children(&mut c).filter(|x| cx.kind(*x).contains("parameter_declaration")).count());
+            let params: Vec<Node<'t>> = p.named_children(&mut c).filter(|x| cx.kind(*x).contains("parameter_declaration")).collect();
+            let defaulted = params.iter().rev().take_while(|x| x.field(cx.fields.default_value).is_some()).count();
+            return Some((params.len(), defaulted));
         }
         d = d.field(cx.fields.declarator).or_else(|| d.named_child(0))?;
     }
     None
+}
+
+fn param_count(cx: &Ctx, def: Node) -> Option<usize> {
+    parameters(cx, def).map(|(n, _)| n)
+}
+
+/// Whether a call with `n` arguments can call `def`: one per parameter,
+/// or fewer where the rest have defaults.
+fn takes_arguments(cx: &Ctx, def: Node, n: usize) -> bool {
+    parameters(cx, def).is_some_and(|(count, defaulted)| n <= count && n + defaulted >= count)
+}
+
+/// Whether a definition is host code only (`__host__` without `__device__`),
+/// which device code cannot call.
+fn host_only(cx: &Ctx, def: Node) -> bool {
+    let mut c = def.walk();
+    let words: Vec<&str> = def.children(&mut c).map(|ch| cx.text(ch)).collect();
+    words.contains(&"__host__") && !words.contains(&"__device__")
 }
 
 /// Whether evaluating an expression may fault or change state (loads, calls, assignments).
