@@ -1,9 +1,9 @@
 //! Expressions: values, places (assignable locations), calls and intrinsics.
 
-use crate::ssa::Var;
 use crate::dialect::{flag_barrier, AxisBuiltin, BallotQuery, BuiltinVar, ImageAccess, Intrinsic, IntrinsicOp, MatrixFunction, MatrixProduct, Operands, ResourceKind, SelectCondition, VectorAccess, VectorIntrinsic};
 use crate::module::{parse_int_literal, Ctx, GlobalBinding, MAX_NESTING};
 use crate::srctype::{parse_numeric, SrcType};
+use crate::ssa::Var;
 use crate::template::TemplateArg;
 use crate::view::View;
 use crate::stmt::{global_binding, mem_ref, Binding, FnLowerer, Offsets, Place, RV};
@@ -848,7 +848,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 if let Some(variable) = self.pointee_variable(arg) {
                     return (self.cx.const_int(index_node) == Some(0)).then_some(variable);
                 }
-                if let Some(Binding::Lanes { var, lane }) = self.lookup(self.cx.text(arg)).cloned().filter(|_| self.cx.kind(arg) == "identifier") {
+                if let Some((var, lane)) = self.lanes_of(arg) {
                     let idx = self.expr(index_node);
                     let index = *idx.vals.first()?;
                     return Some(Place::Bits { var, index, ty: SrcType::Scalar(lane) });
@@ -910,7 +910,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
                     if let Some(variable) = self.pointee_variable(arg) {
                         return Some(variable);
                     }
-                    if let Some(Binding::Lanes { var, lane }) = self.lookup(self.cx.text(arg)).cloned().filter(|_| self.cx.kind(arg) == "identifier") {
+                    if let Some((var, lane)) = self.lanes_of(arg) {
                         let index = self.int(Type::U32, 0, span);
                         return Some(Place::Bits { var, index, ty: SrcType::Scalar(lane) });
                     }
@@ -985,6 +985,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         (fits && vars.len() == 1).then_some((vars[0], lane))
     }
 
+    /// Each argument's value, where every one is one integer.
+    fn integer_operands(&mut self, args: &[Node<'t>]) -> Option<Vec<Value>> {
+        let operands: Vec<Value> = args.iter().filter_map(|&a| self.expr(a).vals.first().copied()).collect();
+        (operands.len() == args.len() && operands.iter().all(|&v| self.f.inst(v).ty.is_int())).then_some(operands)
+    }
+
     /// `memcpy(dst, src, n)` with `n` a constant, each side a scalar in
     /// registers (`&qh`) or memory of one scalar type (`x[ib].qh`): the
     /// bytes copied value by value, in the memory side's scalar type (bytes
@@ -1002,15 +1008,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
                 return (vars.len() == 1).then(|| Side::Register(vars[0], t));
             }
             let rv = l.expr(a);
-            match &rv.ty {
-                SrcType::Pointer(elem, _) => match **elem {
-                    SrcType::Scalar(t) if t.is_int() || t.is_float() => Some(Side::Memory(rv.clone(), t)),
-                    SrcType::Array(ref e, _) => match **e {
-                        SrcType::Scalar(t) if t.is_int() || t.is_float() => Some(Side::Memory(rv.clone(), t)),
-                        _ => None,
-                    },
-                    _ => None,
-                },
+            let SrcType::Pointer(elem, _) = &rv.ty else { return None };
+            // A pointer to an array (`&x.qh` of `uint8_t qh[4]`) copies its elements.
+            let elem = match &**elem {
+                SrcType::Array(e, _) => &**e,
+                e => e,
+            };
+            match *elem {
+                SrcType::Scalar(t) if t.is_int() || t.is_float() => Some(Side::Memory(rv.clone(), t)),
                 _ => None,
             }
         };
@@ -1045,22 +1050,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
         Some(RV { vals: Vec::new(), ty: SrcType::Void })
     }
 
-    /// The unsigned integer type of a width in bits.
-    fn bits_type(bits: u32) -> Type {
-        match bits {
-            8 => Type::U8,
-            16 => Type::U16,
-            32 => Type::U32,
-            _ => Type::U64,
-        }
-    }
-
     /// `var`'s bits as an unsigned integer of its width, and `lane`'s
     /// offset `index` lanes up in them.
     fn bits_and_shift(&mut self, var: Var, index: Value, lane: Type, span: Span) -> (Value, Value, Type) {
         let whole = self.ssa.read(&mut self.f, var, self.cur, span);
         let whole_ty = self.f.inst(whole).ty;
-        let bits_ty = Self::bits_type(whole_ty.bits());
+        let bits_ty = unsigned_of(whole_ty);
         let raw = if whole_ty.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![whole]), bits_ty, span) } else { self.convert(whole, bits_ty, span) };
         let index = self.convert(index, bits_ty, span);
         let width = self.int(bits_ty, i64::from(lane.bits()), span);
@@ -1072,7 +1067,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let (raw, shift, bits_ty) = self.bits_and_shift(var, index, lane, span);
         let shifted = self.fold_or_emit(BinOp::Shr, raw, shift, bits_ty, span);
         if lane.is_float() {
-            let low = self.convert(shifted, Self::bits_type(lane.bits()), span);
+            let low = self.convert(shifted, unsigned_of(lane), span);
             self.emit(Op::Math(MathFn::Bitcast, vec![low]), lane, span)
         } else {
             self.convert(shifted, lane, span)
@@ -1081,7 +1076,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     fn write_bits(&mut self, var: Var, index: Value, lane: Type, value: Value, span: Span) {
         let (raw, shift, bits_ty) = self.bits_and_shift(var, index, lane, span);
-        let lane_bits_ty = Self::bits_type(lane.bits());
+        let lane_bits_ty = unsigned_of(lane);
         let low = if lane.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![value]), lane_bits_ty, span) } else { self.convert(value, lane_bits_ty, span) };
         let low = self.convert(low, bits_ty, span);
         let placed = self.fold_or_emit(BinOp::Shl, low, shift, bits_ty, span);
@@ -1095,6 +1090,14 @@ impl<'c, 't> FnLowerer<'c, 't> {
         let whole_ty = self.ssa.var_type(var);
         let back = if whole_ty.is_float() { self.emit(Op::Math(MathFn::Bitcast, vec![combined]), whole_ty, span) } else { self.convert(combined, whole_ty, span) };
         self.ssa.write(var, self.cur, back);
+    }
+
+    /// The variable and lane type a pointer named by `pointer` reads the bits of ([`Binding::Lanes`]).
+    fn lanes_of(&self, pointer: Node<'t>) -> Option<(Var, Type)> {
+        match self.lookup(self.cx.text(pointer)) {
+            Some(&Binding::Lanes { var, lane }) if self.cx.kind(pointer) == "identifier" => Some((var, lane)),
+            _ => None,
+        }
     }
 
     /// The variable `*p`, `p[0]` or `p->f` reaches when `p` is bound to one ([`Binding::PointsTo`]).
@@ -2236,22 +2239,16 @@ impl<'c, 't> FnLowerer<'c, 't> {
             return self.unmodelled_intrinsic(name, "its operands are not 32-bit integers", call, span);
         }
         if let Some(w) = d.lane_words.and_then(|read| read(name)) {
-            let operands: Vec<Value> = args.iter().filter_map(|&a| self.expr(a).vals.first().copied()).collect();
-            if let (&[a, b], 2) = (operands.as_slice(), args.len()) {
-                if [a, b].iter().all(|&v| self.f.inst(v).ty.is_int()) {
-                    let v = crate::packed_lanes::lane_word(self, w, a, b, span);
-                    return self.scalar(v);
-                }
+            if let Some(&[a, b]) = self.integer_operands(args).as_deref() {
+                let v = crate::packed_lanes::lane_word(self, w, a, b, span);
+                return self.scalar(v);
             }
             return self.unmodelled_intrinsic(name, "its operands are not two 32-bit integers", call, span);
         }
         if d.byte_permute == Some(name) {
-            let operands: Vec<Value> = args.iter().filter_map(|&a| self.expr(a).vals.first().copied()).collect();
-            if let (&[x, y, s], 3) = (operands.as_slice(), args.len()) {
-                if [x, y, s].iter().all(|&v| self.f.inst(v).ty.is_int()) {
-                    let v = crate::packed_lanes::byte_permute(self, x, y, s, span);
-                    return self.scalar(v);
-                }
+            if let Some(&[x, y, s]) = self.integer_operands(args).as_deref() {
+                let v = crate::packed_lanes::byte_permute(self, x, y, s, span);
+                return self.scalar(v);
             }
             return self.unmodelled_intrinsic(name, "its operands are not three 32-bit integers", call, span);
         }
@@ -3393,9 +3390,12 @@ impl<'c, 't> FnLowerer<'c, 't> {
 
     /// Groups in the dispatch.
     fn group_count(&mut self, span: Span) -> Value {
-        let x = self.builtin(Builtin::NumGroups(0), span);
-        let y = self.builtin(Builtin::NumGroups(1), span);
-        let z = self.builtin(Builtin::NumGroups(2), span);
+        self.product_of_axes(Builtin::NumGroups, span)
+    }
+
+    /// A built-in's x, y and z multiplied.
+    fn product_of_axes(&mut self, axis: fn(u8) -> Builtin, span: Span) -> Value {
+        let [x, y, z] = [0, 1, 2].map(|a| self.builtin(axis(a), span));
         let xy = self.fold_or_emit(BinOp::Mul, x, y, Type::U32, span);
         self.fold_or_emit(BinOp::Mul, xy, z, Type::U32, span)
     }
@@ -3411,11 +3411,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
     }
 
     pub(crate) fn group_thread_count(&mut self, span: Span) -> Value {
-        let x = self.builtin(Builtin::GroupSize(0), span);
-        let y = self.builtin(Builtin::GroupSize(1), span);
-        let z = self.builtin(Builtin::GroupSize(2), span);
-        let xy = self.fold_or_emit(BinOp::Mul, x, y, Type::U32, span);
-        self.fold_or_emit(BinOp::Mul, xy, z, Type::U32, span)
+        self.product_of_axes(Builtin::GroupSize, span)
     }
 
     /// The place of element `idx` of a resource.
@@ -3766,8 +3762,13 @@ fn int_width(t: Type) -> Option<u32> {
     }
 }
 
+/// The unsigned integer type as wide as a scalar type.
+fn unsigned_of(t: Type) -> Type {
+    int_type(t.bits(), false).unwrap_or(Type::U64)
+}
+
 /// The integer type of a width and signedness.
-fn int_type(bits: u32, signed: bool) -> Option<Type> {
+pub(crate) fn int_type(bits: u32, signed: bool) -> Option<Type> {
     Some(match (bits, signed) {
         (8, true) => Type::I8,
         (8, false) => Type::U8,

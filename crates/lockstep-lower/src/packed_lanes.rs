@@ -86,12 +86,7 @@ fn int(e: &mut impl Emit, ty: Type, v: i64, span: Span) -> Value {
 fn lane(e: &mut impl Emit, word: Value, k: u32, bits: u32, signed: bool, span: Span) -> Value {
     let shift = int(e, Type::U32, i64::from(k * bits), span);
     let shifted = e.emit_op(Op::Binary(BinOp::Shr, word, shift), Type::U32, span);
-    let narrow = match (bits, signed) {
-        (8, true) => Type::I8,
-        (8, false) => Type::U8,
-        (_, true) => Type::I16,
-        (_, false) => Type::U16,
-    };
+    let narrow = crate::expr::int_type(bits, signed).unwrap_or(Type::U32);
     let low = e.emit_op(Op::Convert(shifted), narrow, span);
     e.emit_op(Op::Convert(low), Type::I64, span)
 }
