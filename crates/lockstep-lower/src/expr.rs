@@ -3360,17 +3360,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // A member function with a body: inlined with the object's fields in scope.
         if let Some(receiver @ Place::Mem { ty: SrcType::Struct(si), .. } | receiver @ Place::Vars { ty: SrcType::Struct(si), .. }) = self.place(obj) {
             if let Some(defs) = self.cx.methods.get(&(si, method.to_string())).cloned() {
-                let lowered: Vec<(Option<Place>, RV)> = args
-                    .iter()
-                    .map(|&a| {
-                        let place = self.place(a);
-                        let rv = match &place {
-                            Some(p) => self.read_place(p, span),
-                            None => self.expr(a),
-                        };
-                        (place, rv)
-                    })
-                    .collect();
+                let lowered = self.arguments(args, span);
                 let def = self.choose_overload(&defs, &lowered);
                 self.receiver = Some(receiver);
                 self.class_scope = self.cx.instance_bindings.get(&si).cloned();
