@@ -174,20 +174,24 @@ struct Undecided {
     atomic_inputs: Vec<String>,
 }
 
-/// The allocations a function writes (stores and atomics); None where a
-/// call lockstep does not follow may write anything.
-fn written_roots(f: &Function) -> Option<std::collections::HashSet<lockstep_ir::Root>> {
-    let mut out = std::collections::HashSet::new();
+/// The buffers and globals a function reads and never writes (no store,
+/// no atomic); none where a call lockstep does not follow may write anything.
+fn read_only_roots(f: &Function) -> std::collections::HashSet<lockstep_ir::Root> {
+    let (mut read, mut written) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     for inst in &f.insts {
         match &inst.op {
-            Op::Store(r, _) | Op::Atomic(_, r, _) => {
-                out.insert(r.root);
+            Op::Load(r) if matches!(r.root, lockstep_ir::Root::Param(_) | lockstep_ir::Root::Global(_)) => {
+                read.insert(r.root);
             }
-            Op::Call(Callee::Opaque(_) | Callee::Unmodelled(_), args) if !args.is_empty() => return None,
+            Op::Store(r, _) | Op::Atomic(_, r, _) => {
+                written.insert(r.root);
+            }
+            Op::Call(Callee::Opaque(_) | Callee::Unmodelled(_), args) if !args.is_empty() => return Default::default(),
             _ => {}
         }
     }
-    Some(out)
+    read.retain(|r| !written.contains(r));
+    read
 }
 
 /// The lane exchanges, atomics and opaque calls a guard condition is computed
@@ -223,15 +227,15 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
 
 /// `shared`: the uniformity at which both threads see one value (the group
 /// for threads of one group, the grid across groups).
-/// `read_only`: for an atomic's index, the allocations the kernel never
-/// writes, whose values the witness chooses.
+/// `inputs`: for an atomic's index, the allocations the kernel only reads,
+/// whose values the witness chooses.
 fn undecided_inputs(
     m: &Module,
     f: &Function,
     kernel: &lockstep_race::sym::Kernel,
     index: Value,
     shared: lockstep_analysis::Level,
-    read_only: Option<&dyn Fn(lockstep_ir::Root) -> bool>,
+    inputs: Option<&std::collections::HashSet<lockstep_ir::Root>>,
     out: &mut Undecided,
 ) {
     let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
@@ -244,7 +248,7 @@ fn undecided_inputs(
         let inst = f.inst(v);
         let (words, data) = match &inst.op {
             Op::Load(r) if r.space == lockstep_ir::MemSpace::Constant => (None, false),
-            Op::Load(r) if read_only.is_some_and(|only_read| only_read(r.root)) => {
+            Op::Load(r) if inputs.is_some_and(|inputs| inputs.contains(&r.root)) => {
                 let name = root_name(m, f, &r.root);
                 if !out.atomic_inputs.contains(&name) {
                     out.atomic_inputs.push(name);
@@ -415,12 +419,12 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         // The witness picks the addresses the two pointers hold.
         undecided.data.push("addresses through pointers lockstep could not follow back to their buffers".to_string());
     }
-    let written = written_roots(f);
-    let only_read = |root: lockstep_ir::Root| matches!(root, lockstep_ir::Root::Param(_) | lockstep_ir::Root::Global(_)) && written.as_ref().is_some_and(|w| !w.contains(&root));
+    let is_atomic = |at: &At| matches!(f.inst(at.inst).op, Op::Atomic(..));
+    let inputs = (is_atomic(&x.later) || x.earlier.as_ref().is_some_and(is_atomic)).then(|| read_only_roots(f));
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
-            let read_only: Option<&dyn Fn(lockstep_ir::Root) -> bool> = if matches!(f.inst(at.inst).op, Op::Atomic(..)) { Some(&only_read) } else { None };
-            undecided_inputs(m, f, kernel, r.index, shared, read_only, &mut undecided);
+            let inputs = inputs.as_ref().filter(|_| is_atomic(at));
+            undecided_inputs(m, f, kernel, r.index, shared, inputs, &mut undecided);
         }
         // An unmodelled construct, or a function without a body handed a
         // pointer, stands for any access to the memory.

@@ -729,7 +729,6 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    /// Registers a struct definition (or finds a named one).
     /// The struct a class template's arguments lay out (`Stage<float, 256>`):
     /// the definition they choose, its parameters bound, each instance laid
     /// out once. None where the choice is unknown or no argument is known.
@@ -787,6 +786,7 @@ impl<'t> Ctx<'t> {
         }
     }
 
+    /// Registers a struct definition (or finds a named one).
     pub fn struct_type(&mut self, n: Node<'t>) -> Option<SrcType> {
         let name = n.field(self.fields.name).map(|x| self.text(x).to_string());
         let Some(body) = n.field(self.fields.body) else {
