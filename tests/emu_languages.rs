@@ -17,6 +17,14 @@ fn compile_and_run(name: &str, lang: Lang, text: &str, entry: &str, launch: &str
     (db, outcome)
 }
 
+/// Compiling `text` notes nothing: every construct in it is modelled.
+fn assert_fully_modelled(name: &str, lang: Lang, text: &str) {
+    let mut db = SourceDb::new();
+    let file = db.add(name, text);
+    let c = compile(&mut db, file, lang, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+}
+
 /// The findings as `rule:line`.
 fn findings(db: &SourceDb, o: &RunOutcome) -> Vec<String> {
     o.findings.iter().map(|d| format!("{}:{}", d.rule, db.location(d.span).0.line)).collect()
@@ -1639,10 +1647,7 @@ __global__ void pack(const float* vals, const int* x, int* out) {
 
 #[test]
 fn cuda_byte_views_of_registers_are_exact() {
-    let mut db = SourceDb::new();
-    let file = db.add("pack.cu", REGISTER_LANES_CUDA);
-    let c = compile(&mut db, file, Lang::Cuda, &Options::default());
-    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    assert_fully_modelled("pack.cu", Lang::Cuda, REGISTER_LANES_CUDA);
     let vals = [1.0f32, -2.0, 3.0, 127.0, -128.0, 5.0, 6.0, 7.5];
     let x = [0x0102_0304i32, -1];
     let launch = format!("[buffers.vals]\ndata = {vals:?}\n[buffers.x]\ndata = {x:?}\n[buffers.out]\nlen = 6\n");
@@ -1680,10 +1685,7 @@ __global__ void copy(const float* vals, const unsigned* words, unsigned* out, un
 
 #[test]
 fn cuda_memcpy_between_registers_and_memory_is_exact() {
-    let mut db = SourceDb::new();
-    let file = db.add("copy.cu", MEMCPY_CUDA);
-    let c = compile(&mut db, file, Lang::Cuda, &Options::default());
-    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    assert_fully_modelled("copy.cu", Lang::Cuda, MEMCPY_CUDA);
     let vals = [1.5f32, -0.25];
     let words = [0x1122_3344u32, 0x5566_7788, 0xdead_beef, 7];
     let launch = format!("[buffers.vals]\ndata = {vals:?}\n[buffers.words]\ndata = {words:?}\n[buffers.out]\nlen = 4\n[buffers.wide]\ntype = \"u64\"\nlen = 2\n");
