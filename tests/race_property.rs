@@ -386,7 +386,7 @@ fn reports_name_both_accesses_the_hazard_and_a_witness() {
     // Every thread with gtid.x == 0 stores the same uniform value: a benign-race note.
     let same = at("benign-race", 97);
     assert_eq!(same.severity, lockstep_diag::Severity::Note);
-    assert!(same.notes.iter().any(|n| n.contains("same group-uniform value")), "{:?}", same.notes);
+    assert!(same.notes.iter().any(|n| n.contains("the threads store the same value")), "{:?}", same.notes);
     assert_eq!(at("groupshared-write-write-race", 99).severity, lockstep_diag::Severity::Error);
     // The fence is the primary span; both accesses are labels.
     let fence = at("fence-without-sync", 118);

@@ -174,26 +174,6 @@ struct Undecided {
     atomic_inputs: Vec<String>,
 }
 
-/// The buffers and globals a function reads and never writes (no store,
-/// no atomic); none where a call lockstep does not follow may write anything.
-fn read_only_roots(f: &Function) -> std::collections::HashSet<lockstep_ir::Root> {
-    let (mut read, mut written) = (std::collections::HashSet::new(), std::collections::HashSet::new());
-    for inst in &f.insts {
-        match &inst.op {
-            Op::Load(r) if matches!(r.root, lockstep_ir::Root::Param(_) | lockstep_ir::Root::Global(_)) => {
-                read.insert(r.root);
-            }
-            Op::Store(r, _) | Op::Atomic(_, r, _) => {
-                written.insert(r.root);
-            }
-            Op::Call(Callee::Opaque(_) | Callee::Unmodelled(_), args) if !args.is_empty() => return Default::default(),
-            _ => {}
-        }
-    }
-    read.retain(|r| !written.contains(r));
-    read
-}
-
 /// The lane exchanges, atomics and opaque calls a guard condition is computed
 /// from. The solver gives their results a free value per thread, which can
 /// let both threads of a witness pass a guard only one of them can pass
@@ -231,14 +211,15 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
 /// whose values the witness chooses.
 fn undecided_inputs(
     m: &Module,
-    f: &Function,
     kernel: &lockstep_race::sym::Kernel,
     index: Value,
     shared: lockstep_analysis::Level,
     inputs: Option<&std::collections::HashSet<lockstep_ir::Root>>,
+    every_width: bool,
     out: &mut Undecided,
 ) {
-    let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none());
+    let f = kernel.f;
+    let unfixed_waves = f.entry.as_ref().is_none_or(|e| e.wave_size.is_none()) && !every_width;
     let mut stack = vec![index];
     let mut seen = std::collections::HashSet::new();
     while let Some(v) = stack.pop() {
@@ -344,6 +325,7 @@ fn verb(k: AccessKind) -> &'static str {
         AccessKind::Read => "reads",
         AccessKind::Write => "writes",
         AccessKind::Atomic => "atomically updates",
+        AccessKind::AtomicStore => "atomically overwrites",
     }
 }
 
@@ -352,6 +334,7 @@ fn noun(k: AccessKind) -> &'static str {
         AccessKind::Read => "read",
         AccessKind::Write => "write",
         AccessKind::Atomic => "atomic update",
+        AccessKind::AtomicStore => "atomic store",
     }
 }
 
@@ -420,11 +403,12 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
         undecided.data.push("addresses through pointers lockstep could not follow back to their buffers".to_string());
     }
     let is_atomic = |at: &At| matches!(f.inst(at.inst).op, Op::Atomic(..));
-    let inputs = (is_atomic(&x.later) || x.earlier.as_ref().is_some_and(is_atomic)).then(|| read_only_roots(f));
+    let inputs = (is_atomic(&x.later) || x.earlier.as_ref().is_some_and(is_atomic)).then(|| f.read_only_roots());
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(r) = f.inst(at.inst).op.mem_ref() {
             let inputs = inputs.as_ref().filter(|_| is_atomic(at));
-            undecided_inputs(m, f, kernel, r.index, shared, inputs, &mut undecided);
+            let every_width = x.witness.as_ref().is_some_and(|w| w.every_width);
+            undecided_inputs(m, kernel, r.index, shared, inputs, every_width, &mut undecided);
         }
         // An unmodelled construct, or a function without a body handed a
         // pointer, stands for any access to the memory.
@@ -601,8 +585,14 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             names.join(" and ")
         ));
     }
+    if std::iter::once(&x.later).chain(x.earlier.as_ref()).any(|a| a.kind == AccessKind::AtomicStore) {
+        d = d.with_note(format!(
+            "both accesses are atomic, so neither tears, but nothing orders them: the store may land after the other thread's update and erase it; put {} between them",
+            barrier_name(m)
+        ));
+    }
     if x.same_value {
-        d = d.with_note("every thread stores the same group-uniform value, so the outcome does not depend on which write lands last; it is still a data race in the memory model");
+        d = d.with_note("the threads store the same value (one the whole group shares, or one the cell decides, such as a copy of an input the kernel never writes), so the outcome does not depend on which write lands last; it is still a data race in the memory model");
     }
     if class_id == WARP_SYNCHRONOUS_RACE {
         let fix = if m.wave_barrier.is_empty() {
@@ -614,7 +604,12 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             "only threads of one wave (warp, sub-group) can meet here: the code relies on a wave running in lockstep, which the memory model does not promise and GPUs with independent thread scheduling (Volta and later) do not do; {fix}"
         ));
     }
-    if let Some(width) = x.witness.as_ref().and_then(|w| w.wave_width) {
+    if let Some(w) = x.witness.as_ref().filter(|w| w.every_width) {
+        d = d.with_note(format!(
+            "nothing fixes how wide the waves (sub-groups) are, and the threads meet at every width hardware has; the threads shown suppose waves {} lanes wide",
+            w.wave_width.unwrap_or_default()
+        ));
+    } else if let Some(width) = x.witness.as_ref().and_then(|w| w.wave_width) {
         d = d.with_note(format!(
             "nothing fixes how wide the waves (sub-groups) are; the threads shown are in different ones when the device makes them {width} lanes wide"
         ));

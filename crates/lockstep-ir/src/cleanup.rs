@@ -49,18 +49,7 @@ impl Function {
     /// Removes pure instructions whose values are never used (to a fixed point).
     pub fn remove_dead_code(&mut self) {
         loop {
-            let mut used = vec![false; self.insts.len()];
-            for block in &self.blocks {
-                for &v in &block.insts {
-                    self.insts[v.index()].op.for_each_operand(|o| used[o.index()] = true);
-                }
-                if let Some(c) = block.term.condition() {
-                    used[c.index()] = true;
-                }
-                if let Terminator::Return(Some(v)) = block.term {
-                    used[v.index()] = true;
-                }
-            }
+            let used = self.used_values();
             let mut changed = false;
             for block in self.blocks.iter_mut() {
                 let before = block.insts.len();

@@ -353,6 +353,44 @@ impl Function {
         preds
     }
 
+    /// Per instruction, whether an instruction or terminator of a block uses its value.
+    pub fn used_values(&self) -> Vec<bool> {
+        let mut used = vec![false; self.insts.len()];
+        for block in &self.blocks {
+            for &v in &block.insts {
+                self.insts[v.index()].op.for_each_operand(|o| used[o.index()] = true);
+            }
+            if let Some(c) = block.term.condition() {
+                used[c.index()] = true;
+            }
+            if let Terminator::Return(Some(v)) = block.term {
+                used[v.index()] = true;
+            }
+        }
+        used
+    }
+
+    /// The buffers and globals the function reads and never writes (no
+    /// store, no atomic); none where a call lockstep does not follow may
+    /// write anything.
+    pub fn read_only_roots(&self) -> std::collections::HashSet<Root> {
+        let (mut read, mut written) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        for inst in &self.insts {
+            match &inst.op {
+                Op::Load(r) if matches!(r.root, Root::Param(_) | Root::Global(_)) => {
+                    read.insert(r.root);
+                }
+                Op::Store(r, _) | Op::Atomic(_, r, _) => {
+                    written.insert(r.root);
+                }
+                Op::Call(Callee::Opaque(_) | Callee::Unmodelled(_), args) if !args.is_empty() => return Default::default(),
+                _ => {}
+            }
+        }
+        read.retain(|r| !written.contains(r));
+        read
+    }
+
     /// The block each instruction is placed in (None for unplaced ones).
     pub fn inst_blocks(&self) -> Vec<Option<BlockId>> {
         let mut at = vec![None; self.insts.len()];

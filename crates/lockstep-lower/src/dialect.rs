@@ -229,6 +229,9 @@ pub struct Dialect {
     /// The layout qualifier that makes a constant a pipeline constant the
     /// host may set (GLSL `layout(constant_id = 0)`).
     pub pipeline_constant_layout: Option<&'static str>,
+    /// The attribute that makes a program-scope constant a pipeline constant
+    /// the host sets when it builds the pipeline (Metal `[[function_constant(n)]]`).
+    pub pipeline_constant_attribute: Option<&'static str>,
     /// Preprocessor directives that say nothing the analyses need (`#version`).
     pub ignored_directives: &'static [&'static str],
     /// Functions reading, writing or atomically updating an image texel:
@@ -830,6 +833,7 @@ pub static HLSL: Dialect = Dialect {
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
+    pipeline_constant_attribute: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],
@@ -1000,6 +1004,7 @@ pub static CUDA: Dialect = Dialect {
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
+    pipeline_constant_attribute: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],
@@ -1337,6 +1342,7 @@ pub static OPENCL: Dialect = Dialect {
     ],
     group_size_layout: None,
     pipeline_constant_layout: None,
+    pipeline_constant_attribute: None,
     ignored_directives: &[],
     image_functions: &[
         ("read_imagef", ImageAccess::SampledLoad(Type::F32)),
@@ -1705,6 +1711,7 @@ pub static GLSL: Dialect = Dialect {
     vector_memory: &[],
     group_size_layout: Some(["local_size_x", "local_size_y", "local_size_z"]),
     pipeline_constant_layout: Some("constant_id"),
+    pipeline_constant_attribute: None,
     ignored_directives: &["version", "extension", "pragma"],
     image_functions: &[
         ("imageLoad", ImageAccess::Load),
@@ -1961,6 +1968,7 @@ pub static METAL: Dialect = Dialect {
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
+    pipeline_constant_attribute: Some("function_constant"),
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[
@@ -2050,6 +2058,7 @@ pub static CPP_AMP: Dialect = Dialect {
     vector_memory: &[],
     group_size_layout: None,
     pipeline_constant_layout: None,
+    pipeline_constant_attribute: None,
     ignored_directives: &[],
     image_functions: &[],
     named_constants: &[],

@@ -1696,6 +1696,9 @@ fn global_declaration<'t>(ctx: &mut Ctx<'t>, n: Node<'t>) {
                 constant_initializer(ctx, init, &mut vals);
                 ctx.module.globals[g.index()].init = vals;
             }
+            if ctx.d.pipeline_constant_attribute.is_some_and(|a| has_attribute(ctx, n, a)) {
+                ctx.module.globals[g.index()].open_value = Some(lockstep_ir::OpenValue::PipelineConstant);
+            }
             ctx.globals.insert(name, GlobalBinding::Mem { global: g, ty });
             continue;
         }
@@ -1762,6 +1765,19 @@ pub fn declares_memory_of_unknown_type<'t>(ctx: &mut Ctx<'t>, declaration: Node<
             ctx.unknown_typed.insert(name);
         }
     }
+}
+
+/// Whether a C++ attribute named `name` is on the declaration (`[[function_constant(3)]]`).
+fn has_attribute<'t>(ctx: &Ctx<'t>, declaration: Node<'t>, name: &str) -> bool {
+    let mut stack = vec![declaration];
+    while let Some(n) = stack.pop() {
+        if ctx.kind(n) == "attribute" && n.field(ctx.fields.name).is_some_and(|x| ctx.text(x) == name) {
+            return true;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c).filter(|x| !ctx.kind(*x).contains("initializer")));
+    }
+    false
 }
 
 /// The pipeline constant id a declaration's layout gives it (GLSL

@@ -17,8 +17,13 @@ use smallvec::SmallVec;
 pub enum AccessKind {
     Read,
     Write,
-    /// A read-modify-write; races with plain accesses, never with other atomics.
+    /// A read-modify-write; races with plain accesses, and with other
+    /// threads' atomic stores only.
     Atomic,
+    /// An atomic overwrite whose old value nobody reads (`atomicStore`, an
+    /// exchange whose result is dropped): it erases other threads' atomic
+    /// arithmetic updates it is not ordered with.
+    AtomicStore,
 }
 
 impl AccessKind {
@@ -86,12 +91,14 @@ pub fn classify(module: &Module, m: &MemRef) -> Option<(Space, Alloc)> {
 
 pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access> {
     let mut out = Vec::new();
+    let used = f.used_values();
     for &b in &cfg.rpo {
         for (pos, &v) in f.block(b).insts.iter().enumerate() {
             let (kind, m) = match &f.inst(v).op {
                 Op::Load(m) => (AccessKind::Read, m),
                 Op::Store(m, _) => (AccessKind::Write, m),
                 Op::Atomic(lockstep_ir::AtomicOp::Load, m, _) => (AccessKind::Read, m),
+                Op::Atomic(lockstep_ir::AtomicOp::Exchange, m, _) if !used[v.index()] => (AccessKind::AtomicStore, m),
                 Op::Atomic(_, m, _) => (AccessKind::Atomic, m),
                 _ => continue,
             };

@@ -18,7 +18,7 @@ pub mod sym;
 
 use intervals::{collect_accesses, intervals, reached_from, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
-use lockstep_ir::{BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
+use lockstep_ir::{AtomicOp, BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
 use sym::{Kernel, Mode, Query, Side, Waves, Witness};
 pub use sym::Assumptions;
@@ -143,6 +143,8 @@ fn group_sync(f: &Function, v: Value, space: Space) -> bool {
 /// The widths of the waves (sub-groups) GPUs run, for kernels whose wave
 /// width nothing fixes.
 const HARDWARE_WAVE_WIDTHS: [u32; 6] = [4, 8, 16, 32, 64, 128];
+/// The width a race found at every width is shown at.
+const COMMON_WAVE_WIDTH: u32 = 32;
 
 /// Whether an index is computed from the thread's lane or its wave's
 /// index (`get_sub_group_id() * 256 + …`): code that lays memory out by wave.
@@ -194,6 +196,8 @@ struct Ctx<'a> {
     acc: Vec<Access>,
     pos: Positions,
     after_atomic: Vec<bool>,
+    /// Buffers the kernel never writes: equal cells hold equal values.
+    read_only: std::collections::HashSet<lockstep_ir::Root>,
     /// Unordered instruction pairs already reported, by allocation.
     done: HashSet<(Value, Value, Alloc)>,
     out: Vec<Finding>,
@@ -331,6 +335,7 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         cfg,
         uni,
         after_atomic: after_atomic(f, cfg),
+        read_only: f.read_only_roots(),
         k,
         pos: Positions::new(f),
         acc,
@@ -430,12 +435,27 @@ fn constant_offset(f: &Function, v: Value) -> (Value, i64) {
     }
 }
 
-fn may_race(x: &Access, y: &Access) -> bool {
+fn may_race(f: &Function, x: &Access, y: &Access) -> bool {
     // An unmodelled construct against itself: nothing is known of what it
     // does (its access's index is the construct itself), only of what it
     // may meet elsewhere.
     let unknown_itself = x.inst == y.inst && x.index == x.inst;
-    (x.kind.writes() || y.kind.writes()) && !(x.kind == AccessKind::Atomic && y.kind == AccessKind::Atomic) && !unknown_itself
+    // Atomics meet each other only where one overwrites what the other adds
+    // up (a counter reset as others count); exchanges and compare-exchanges
+    // that read the old value are protocols (locks, hand-offs).
+    let arithmetic = |a: &Access| {
+        matches!(
+            f.inst(a.inst).op,
+            Op::Atomic(AtomicOp::Add | AtomicOp::Sub | AtomicOp::Min | AtomicOp::Max | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Inc | AtomicOp::Dec, ..)
+        )
+    };
+    let atomics_meet = match (x.kind, y.kind) {
+        (AccessKind::AtomicStore, AccessKind::Atomic) => arithmetic(y),
+        (AccessKind::Atomic, AccessKind::AtomicStore) => arithmetic(x),
+        (AccessKind::Atomic | AccessKind::AtomicStore, AccessKind::Atomic | AccessKind::AtomicStore) => false,
+        _ => true,
+    };
+    (x.kind.writes() || y.kind.writes()) && atomics_meet && !unknown_itself
 }
 
 fn hazard(earlier: AccessKind, later: AccessKind) -> Hazard {
@@ -500,6 +520,19 @@ impl Ctx<'_> {
     fn query_waves(&self, mode: Mode, waves: Waves, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<Witness> {
         let side = |(a, offsets): (&Access, &[u8]), way: &[(Value, bool)]| Side { block: a.block, index: a.index, base: a.base, offsets: offsets.to_vec(), spread: (0, 0), way: way.to_vec() };
         self.ask_waves(mode, waves, e.0.alloc, l.0.alloc, [side(l, way), side(e, &[])])
+    }
+
+    /// A witness for waves 32 lanes wide, where one exists for waves of
+    /// every width hardware has.
+    fn at_every_width(&self, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<Witness> {
+        let mut shown = None;
+        for width in HARDWARE_WAVE_WIDTHS {
+            let w = self.query_waves(Mode::SameGroup, Waves::Any.at(width), e, l, way).filter(|w| w.exact)?;
+            if width == COMMON_WAVE_WIDTH {
+                shown = Some(Witness { every_width: true, ..w });
+            }
+        }
+        shown
     }
 
     /// Whether no pair of the two clusters' accesses can conflict; each pair
@@ -658,7 +691,9 @@ impl Ctx<'_> {
                 }
                 Op::Select(c, a, b) => [c, a, b].iter().all(|&&x| self.decided_by_cell(x, index, store, need, depth + 1)),
                 Op::Math(_, args) => args.iter().all(|&x| self.decided_by_cell(x, index, store, need, depth + 1)),
-                Op::Load(m) => m.space == lockstep_ir::MemSpace::Constant && self.decided_by_cell(m.index, index, store, need, depth + 1),
+                Op::Load(m) => {
+                    (m.space == lockstep_ir::MemSpace::Constant || self.read_only.contains(&m.root)) && self.decided_by_cell(m.index, index, store, need, depth + 1)
+                }
                 _ => false,
             }
     }
@@ -762,11 +797,16 @@ impl Ctx<'_> {
         // operation or barrier) is not written for one; where the width is
         // not fixed either, its races are not asked about waves at all.
         let fixed_width = f.entry.as_ref().is_some_and(|e| e.wave_size.is_some());
-        let names_waves = fixed_width
-            || wave_barriers
-            || f.blocks.iter().flat_map(|b| &b.insts).any(|&v| {
-                matches!(f.inst(v).op, Op::Wave(..) | Op::Builtin(lockstep_ir::Builtin::LaneId | lockstep_ir::Builtin::WaveSize))
-            });
+        let is_width = |v: Value| matches!(f.inst(v).op, Op::Builtin(lockstep_ir::Builtin::WaveSize));
+        let names_lanes = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| matches!(f.inst(v).op, Op::Builtin(lockstep_ir::Builtin::LaneId)) || is_width(v));
+        let names_waves = fixed_width || wave_barriers || names_lanes || f.blocks.iter().flat_map(|b| &b.insts).any(|&v| matches!(f.inst(v).op, Op::Wave(..)));
+        // Races in lanes are asked at every width where the waves a group
+        // holds follow from its size, or the kernel tells its waves apart
+        // (`simdgroup_index_in_threadgroup`): it is written for groups of
+        // several. Code indexing only by lane may run one wave per group.
+        let group_fixed = self.k.group_size.is_some();
+        let names_wave_index = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| matches!(f.inst(v).op, Op::Binary(BinOp::Div | BinOp::ExactDiv, _, w) if is_width(w)));
+        let lanes_at_every_width = names_lanes && !fixed_width && (group_fixed || names_wave_index);
         let skips = self.barrier_skips(&ends);
         for iv in ivs {
             // Per access, the uniform conditions every barrier-free way to it from the interval's start holds.
@@ -781,7 +821,7 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        if !may_race(e, l) || self.done.contains(&reported(e, l)) {
+                        if !may_race(f, e, l) || self.done.contains(&reported(e, l)) {
                             continue;
                         }
                         // Threads take the same way through uniform branches between two
@@ -892,6 +932,14 @@ impl Ctx<'_> {
                                     None => (w, true),
                                 }
                             }
+                        };
+                        // Lanes and wave indices of a width nothing fixes: a race
+                        // the threads meet in at every width hardware has is proven
+                        // on every device, shown at the most common width.
+                        let w = if lanes_at_every_width && !wave_ordered && w.wave_width.is_none() {
+                            self.at_every_width((e, &em.1), (l, &lm.1), &way).unwrap_or(w)
+                        } else {
+                            w
                         };
                         self.done.insert(reported(e, l));
                         let hz = hazard(e.kind, l.kind);
@@ -1052,7 +1100,7 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        if !may_race(e, l) || self.done.contains(&reported(e, l)) {
+                        if !may_race(f, e, l) || self.done.contains(&reported(e, l)) {
                             continue;
                         }
                         if guarded[em.0] && guarded[lm.0] {

@@ -163,7 +163,11 @@ impl<'a> Kernel<'a> {
             }
         };
         let group_threads = f.entry.as_ref().and_then(|e| e.max_threads).unwrap_or(1024).clamp(1, 1024);
-        let open_values = (0..module.globals.len() as u32).map(lockstep_ir::GlobalId).filter(|&g| module.global(g).open_value.is_some()).collect();
+        // Sizes the file leaves open; an open flag is any truth value.
+        let open_values = (0..module.globals.len() as u32)
+            .map(lockstep_ir::GlobalId)
+            .filter(|&g| module.global(g).open_value.is_some() && module.global(g).elem != Type::Bool)
+            .collect();
         Kernel {
             f,
             cfg,
@@ -326,6 +330,10 @@ pub enum Waves {
     DifferentAt(u32),
     /// [`Waves::DifferentReach`] likewise.
     DifferentReachAt(u32),
+    /// [`Waves::Any`] for waves of the given width: lanes and wave indices
+    /// follow it. Where nothing fixes the group's size, the two threads are
+    /// in the group's first two such waves.
+    AnyAt(u32),
 }
 
 impl Waves {
@@ -337,7 +345,7 @@ impl Waves {
     /// The wave width the question supposes, when it supposes one.
     fn width(self) -> Option<u32> {
         match self {
-            Waves::DifferentAt(w) | Waves::DifferentReachAt(w) => Some(w),
+            Waves::DifferentAt(w) | Waves::DifferentReachAt(w) | Waves::AnyAt(w) => Some(w),
             _ => None,
         }
     }
@@ -347,6 +355,7 @@ impl Waves {
         match self {
             Waves::Different => Waves::DifferentAt(width),
             Waves::DifferentReach => Waves::DifferentReachAt(width),
+            Waves::Any => Waves::AnyAt(width),
             w => w,
         }
     }
@@ -401,8 +410,12 @@ pub struct Witness {
     /// where the host passes an offset narrower than the half it holds.
     pub offset_apart: Vec<Value>,
     /// The wave width the witness supposes, where nothing fixes it and the
-    /// race needs its threads in different waves.
+    /// race needs its threads in different waves, or the width the threads
+    /// shown suppose where the race holds at every width ([`Witness::every_width`]).
     pub wave_width: Option<u32>,
+    /// The race holds for waves of every width hardware has, though its
+    /// indices or guards use lanes or the width.
+    pub every_width: bool,
 }
 
 /// Sizes given by a value the file does not fix (a template parameter no
@@ -552,8 +565,10 @@ impl Query<'_> {
             }
         }
         b.size_bounds();
-        if self.waves != Waves::Any {
-            b.different_waves();
+        match self.waves {
+            Waves::Any => {}
+            Waves::AnyAt(width) => b.first_two_waves(width),
+            _ => b.different_waves(),
         }
         if self.waves.same_cell() {
             b.same_cell(&addr[0], &addr[1], 0);
@@ -635,6 +650,21 @@ impl Build<'_> {
         };
         let (a, c) = (wave(self, 0), wave(self, 1));
         self.p.differ(&a, &c);
+    }
+
+    /// Where the group's size is open: the two threads are in the group's
+    /// first two waves `width` wide. How many waves a group holds is the
+    /// host's choice; a race that needs a later one may need more than it
+    /// ever launches (`j = jj * NSG + sgitg` meets another `j` only for a
+    /// wave index past NSG).
+    fn first_two_waves(&mut self, width: u32) {
+        if self.q.k.group_size.is_some() {
+            return;
+        }
+        for s in 0..2 {
+            let flat = self.builtin(s, Builtin::LocalIndex);
+            self.p.at_most(&flat, &Lin::konst(2 * width as i128 - 1));
+        }
     }
 
     /// The wave width lanes and wave indices follow in this question.
@@ -826,13 +856,15 @@ impl Build<'_> {
         if let Op::Load(m) = &q.k.f.inst(v).op {
             if let (lockstep_ir::MemSpace::Constant, Some(i)) = (m.space, q.k.f.as_int(m.index)) {
                 let ty = q.k.f.inst(v).ty;
-                if ty.is_int() {
+                // A flag in constant memory is one value in every iteration too.
+                if ty.is_int() || ty == Type::Bool {
                     let lo = if ty.is_signed() { -INF } else { 0 };
+                    let hi = if ty == Type::Bool { 1 } else { INF };
                     let key = Key::ConstCell(m.root, i);
                     if !self.cell_loads.iter().any(|(k, _)| *k == key) {
                         self.cell_loads.push((key, v));
                     }
-                    return Lin::var(self.var(key, lo, INF));
+                    return Lin::var(self.var(key, lo, hi));
                 }
             }
         }
@@ -1774,6 +1806,7 @@ impl Build<'_> {
             rows_apart: Vec::new(),
             offset_apart: Vec::new(),
             wave_width: q.waves.width(),
+            every_width: false,
         }
     }
 }
