@@ -167,6 +167,52 @@ fn wgsl_storage_barrier_in_place_of_the_first_barrier_races_at_run_time() {
     assert!(found.iter().any(|f| f.starts_with("groupshared-") && f.ends_with(":17")), "{found:?}");
 }
 
+/// A workgroup counter reset by one invocation and counted up by all; the
+/// barrier between the reset and the counting is what `BARRIER` stands for.
+/// Workgroup memory starts zeroed in WGSL: counting first reads no garbage.
+const COUNTER_WGSL: &str = r#"@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read_write> counts: array<u32>;
+var<workgroup> count: atomic<u32>;
+var<workgroup> lock: atomic<u32>;
+
+@compute @workgroup_size(64)
+fn count_keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    if li == 0u {
+        atomicStore(&count, 0u);
+        atomicStore(&lock, 0u);
+    }
+    BARRIER
+    if keys[gid.x] != 0u {
+        atomicAdd(&count, 1u);
+    }
+    let won = atomicCompareExchangeWeak(&lock, 0u, 1u).exchanged;
+    if won {
+        atomicStore(&lock, 0u);
+    }
+    workgroupBarrier();
+    if li == 0u {
+        counts[wg.x] = atomicLoad(&count);
+    }
+}
+"#;
+
+#[test]
+fn an_atomic_reset_unordered_with_atomic_updates_races_at_run_time() {
+    let launch = "[buffers.keys]\nfill = { start = 0, step = 1 }\nlen = 128\n[buffers.counts]\nlen = 2\n";
+    for scheduler in [Scheduler::RoundRobin, Scheduler::Reverse] {
+        let config = RunConfig { groups: [2, 1, 1], scheduler, ..RunConfig::default() };
+        let fixed = COUNTER_WGSL.replace("BARRIER", "workgroupBarrier();");
+        let (db, o) = compile_and_run("count.wgsl", Lang::Wgsl, &fixed, "count_keys", launch, config.clone());
+        // The lock's release meets other invocations' compare-exchanges: a protocol, not a race.
+        assert_eq!(findings(&db, &o), Vec::<String>::new());
+        assert_eq!(o.buffer("counts").unwrap().u32s(), vec![63, 64]);
+        let (db, o) = compile_and_run("count.wgsl", Lang::Wgsl, &COUNTER_WGSL.replace("BARRIER", ""), "count_keys", launch, config);
+        // The later of the two in the schedule is the one reported: the count or the reset.
+        let found = findings(&db, &o);
+        assert!(found == ["groupshared-write-write-race:14"] || found == ["groupshared-write-write-race:9"], "{scheduler:?}: {found:?}");
+    }
+}
+
 /// A template (`#define`), `enable subgroups;`, and each invocation's
 /// subgroup id, count and lane; 48 invocations in subgroups of 16.
 const SUBGROUP_IDS_WGSL: &str = r#"enable subgroups;

@@ -66,14 +66,14 @@ impl Sites {
         if *last != NONE && self.recs[*last as usize].same_site(me) {
             return *last;
         }
-        // Site ids leave the top bit free for flags; an interval with 2^31 sites
-        // would need 48 GiB of them first.
+        // Site ids leave the top three bits free for flags; an interval with
+        // 2^29 sites would need 12 GiB of them first.
         *last = self.recs.len() as u32;
         self.recs.push(*me);
         *last
     }
     fn get(&self, id: u32, epoch: u32) -> Rec {
-        Rec { epoch, ..self.recs[(id & !FLAG) as usize] }
+        Rec { epoch, ..self.recs[(id & SITE_BITS) as usize] }
     }
     /// The interval ended: no cell names these sites any more.
     pub fn clear(&mut self) {
@@ -87,6 +87,11 @@ impl Sites {
 /// Top bit of `Cell::w` (the last write was atomic) and of `Cell::epoch`
 /// (the cell was written in an earlier interval).
 const FLAG: u32 = 1 << 31;
+/// With [`FLAG`] on `Cell::w`: the atomic was a store, or an exchange.
+const STORE_BIT: u32 = 1 << 30;
+const SWAP_BIT: u32 = 1 << 29;
+/// The bits of `Cell::w` that name the site.
+const SITE_BITS: u32 = !(FLAG | STORE_BIT | SWAP_BIT);
 
 /// Shadow of one cell within a group: 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,10 +118,14 @@ impl Cell {
 pub(crate) enum Kind {
     Read,
     Write,
-    /// A read-modify-write atomic.
+    /// An arithmetic read-modify-write atomic (add, min, or, …).
     Atomic,
     /// An atomic load.
     AtomicRead,
+    /// An atomic overwrite whose old value nobody reads (`atomicStore`).
+    AtomicStore,
+    /// An exchange or compare-exchange whose old value is read (a lock, a hand-off).
+    AtomicSwap,
 }
 
 impl Kind {
@@ -126,6 +135,8 @@ impl Kind {
             Kind::Write => "writes",
             Kind::Atomic => "atomically updates",
             Kind::AtomicRead => "atomically reads",
+            Kind::AtomicStore => "atomically overwrites",
+            Kind::AtomicSwap => "atomically exchanges",
         }
     }
     pub fn past(self) -> &'static str {
@@ -134,10 +145,40 @@ impl Kind {
             Kind::Write => "wrote",
             Kind::Atomic => "atomically updated",
             Kind::AtomicRead => "atomically read",
+            Kind::AtomicStore => "atomically overwrote",
+            Kind::AtomicSwap => "atomically exchanged",
         }
     }
     pub fn writes(self) -> bool {
-        matches!(self, Kind::Write | Kind::Atomic)
+        !matches!(self, Kind::Read | Kind::AtomicRead)
+    }
+    /// Whether the access reads the cell (a read-modify-write does).
+    pub fn reads(self) -> bool {
+        !matches!(self, Kind::Write | Kind::AtomicStore)
+    }
+    pub fn atomic(self) -> bool {
+        !matches!(self, Kind::Read | Kind::Write)
+    }
+    /// Two atomics conflict only where one overwrites what the other adds up.
+    fn atomics_meet(self, other: Kind) -> bool {
+        matches!((self, other), (Kind::Atomic, Kind::AtomicStore) | (Kind::AtomicStore, Kind::Atomic))
+    }
+    /// The bits of [`Cell::w`] that keep which atomic the last write was.
+    fn write_bits(self) -> u32 {
+        match self {
+            Kind::Read | Kind::Write => 0,
+            Kind::Atomic | Kind::AtomicRead => FLAG,
+            Kind::AtomicStore => FLAG | STORE_BIT,
+            Kind::AtomicSwap => FLAG | SWAP_BIT,
+        }
+    }
+    fn of_write_bits(w: u32) -> Kind {
+        match (w & FLAG != 0, w & STORE_BIT != 0, w & SWAP_BIT != 0) {
+            (false, ..) => Kind::Write,
+            (true, true, _) => Kind::AtomicStore,
+            (true, _, true) => Kind::AtomicSwap,
+            _ => Kind::Atomic,
+        }
     }
 }
 
@@ -162,22 +203,20 @@ pub(crate) fn check(cell: &mut Cell, sites: &mut Sites, kind: Kind, me: Rec, sha
     }
     let written_before = cell.epoch & FLAG != 0;
     let w = (cell.w != NONE).then(|| sites.get(cell.w, e));
-    let w_atomic = cell.w != NONE && cell.w & FLAG != 0;
+    let w_kind = if cell.w == NONE { Kind::Write } else { Kind::of_write_bits(cell.w) };
     let w_other = w.is_some_and(|w| w.unordered_with(&me));
-    let w_kind = if w_atomic { Kind::Atomic } else { Kind::Write };
-    let atomic = matches!(kind, Kind::Atomic | Kind::AtomicRead);
+    let atomic = kind.atomic();
     let mut hit = None;
-    if !kind.writes() || kind == Kind::Atomic {
-        // The access reads the cell.
+    if kind.reads() {
         if shared && !written_before && w.is_none() {
             hit = Some((Hazard::Uninit, Rec::EMPTY, Kind::Write));
-        } else if w_other && !(atomic && w_atomic) {
+        } else if w_other && !(atomic && w_kind.atomic()) {
             let h = if shared && !written_before { Hazard::UnsyncedFirst } else { Hazard::Raw };
             hit = w.map(|w| (h, w, w_kind));
         }
     }
     if kind.writes() {
-        if hit.is_none() && w_other && !(atomic && w_atomic) {
+        if hit.is_none() && w_other && (!(atomic && w_kind.atomic()) || kind.atomics_meet(w_kind)) {
             hit = w.map(|w| (Hazard::Waw, w, w_kind));
         }
         if hit.is_none() {
@@ -192,7 +231,11 @@ pub(crate) fn check(cell: &mut Cell, sites: &mut Sites, kind: Kind, me: Rec, sha
                 }
             }
         }
-        cell.w = sites.id(&me) | if atomic { FLAG } else { 0 };
+        // An atomic store stays the write an update meets: later updates by
+        // other threads conflict with the store, not with the updates.
+        if !(kind == Kind::Atomic && w_kind == Kind::AtomicStore) {
+            cell.w = sites.id(&me) | kind.write_bits();
+        }
     } else if kind == Kind::Read {
         if cell.r1 == NONE {
             cell.r1 = sites.id(&me);
@@ -250,7 +293,7 @@ impl Firsts {
         match kind {
             Kind::Read if self.read.group != group => self.read = Wit::new(group, me, false),
             Kind::Read => {}
-            Kind::Write | Kind::Atomic | Kind::AtomicRead => {
+            Kind::Write | Kind::Atomic | Kind::AtomicRead | Kind::AtomicStore | Kind::AtomicSwap => {
                 let atomic = kind != Kind::Write;
                 if self.write.group != group || (self.write.atomic() && !atomic) {
                     self.write = Wit::new(group, me, atomic);
@@ -507,12 +550,11 @@ mod tests {
     /// wave, one of them writes, not both atomic (atomic loads are not kept as
     /// readers, so a later write does not meet them).
     fn conflict(earlier: &Access, later: &Access) -> bool {
-        let atomic = |k: Kind| matches!(k, Kind::Atomic | Kind::AtomicRead);
         earlier.cell == later.cell
             && earlier.rec.epoch == later.rec.epoch
             && earlier.rec.unordered_with(&later.rec)
             && (earlier.kind.writes() || later.kind.writes())
-            && !(atomic(earlier.kind) && atomic(later.kind))
+            && (!(earlier.kind.atomic() && later.kind.atomic()) || earlier.kind.atomics_meet(later.kind))
             && !(earlier.kind == Kind::AtomicRead && later.kind == Kind::Write)
     }
 
@@ -548,13 +590,13 @@ mod tests {
                     _ => {}
                 }
                 let thread = next(8) as u32;
-                let kinds: &[Kind] = if exact { &[Kind::Read, Kind::Write] } else { &[Kind::Read, Kind::Write, Kind::Atomic, Kind::AtomicRead] };
+                let kinds: &[Kind] = if exact { &[Kind::Read, Kind::Write] } else { &[Kind::Read, Kind::Write, Kind::Atomic, Kind::AtomicRead, Kind::AtomicStore, Kind::AtomicSwap] };
                 let kind = kinds[next(kinds.len() as u64) as usize];
                 let wave = thread / 4;
                 let rec = Rec { thread, inst: n, iter: NONE, outer_iter: NONE, wave, wave_epoch: wave_epochs[wave as usize], epoch };
                 let me = Access { cell: next(3) as usize, kind, rec };
                 let hit = check(&mut cells[me.cell], &mut sites, kind, rec, shared);
-                let reads = !kind.writes() || kind == Kind::Atomic;
+                let reads = kind.reads();
                 let written =
                     |before_interval: bool| log.iter().any(|a| a.cell == me.cell && a.kind.writes() && (!before_interval || a.rec.epoch < epoch));
                 let never_written = shared && !written(false);
@@ -565,7 +607,7 @@ mod tests {
                         let e = log.iter().find(|a| a.rec.inst == other.inst).expect("the witness is an earlier access");
                         assert!(conflict(e, &me), "round {round} access {n}: {hazard:?} with access {} is no conflict", other.inst);
                         assert_eq!(other, e.rec);
-                        let expected = match (e.kind.writes(), kind.writes() && !reads) {
+                        let expected = match (e.kind.writes(), kind.writes() && (!reads || kind.atomics_meet(e.kind))) {
                             (true, true) => Hazard::Waw,
                             (false, _) => Hazard::War,
                             (true, false) if shared && !written(true) => Hazard::UnsyncedFirst,

@@ -340,8 +340,13 @@ impl MemState {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn atomic<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, op: AtomicOp, ty: Ty, args: [u64; 2]) -> u64 {
-        let kind = if op == AtomicOp::Load { Kind::AtomicRead } else { Kind::Atomic };
+    fn atomic<const D: bool>(&mut self, ctx: &Ctx, t: usize, alloc: u32, off: i64, me: Rec, op: AtomicOp, overwrite: bool, ty: Ty, args: [u64; 2]) -> u64 {
+        let kind = match op {
+            AtomicOp::Load => Kind::AtomicRead,
+            AtomicOp::Exchange if overwrite => Kind::AtomicStore,
+            AtomicOp::Exchange | AtomicOp::CompareExchange => Kind::AtomicSwap,
+            _ => Kind::Atomic,
+        };
         let Some(a) = self.alloc(ctx, alloc, me, kind) else {
             return 0;
         };
@@ -368,7 +373,7 @@ impl MemState {
             // Groups run in parallel: device atomics must be atomic on the host too.
             Class::Device => ctx.device[idx].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| Some(f(old))).unwrap_or(0),
             Class::Constant => {
-                if kind == Kind::Atomic {
+                if kind.writes() {
                     let group = self.group;
                     self.events.add((K_RO, me.inst, 0), || Event::ReadOnlyWrite { alloc, cell, who: Who { group, rec: me, kind } });
                 }
@@ -893,11 +898,11 @@ impl Worker {
                     let (a, off) = addr(r, &m);
                     mem.write::<D>(ctx, t, a, off, rec(pc, depth, lp), r[v as usize]);
                 }
-                Code::Atomic { op, ty, d, m, args, nargs } => {
+                Code::Atomic { op, ty, d, m, args, nargs, overwrite } => {
                     let (a, off) = addr(r, &m);
                     // Missing operands read as 0 (a plain increment for Inc/Dec).
                     let x = [if nargs > 0 { r[args[0] as usize] } else { 0 }, if nargs > 1 { r[args[1] as usize] } else { 0 }];
-                    r[d as usize] = mem.atomic::<D>(ctx, t, a, off, rec(pc, depth, lp), op, ty, x);
+                    r[d as usize] = mem.atomic::<D>(ctx, t, a, off, rec(pc, depth, lp), op, overwrite, ty, x);
                 }
                 Code::AddrOf { d, base, idx, idx_ty } => {
                     let i = index(r, idx, idx_ty);

@@ -380,7 +380,7 @@ pub(crate) fn bind<'l>(module: &Module, f: &Function, launch: &'l Launch, thread
         let base = storage.len();
         storage.extend_from_slice(&cells);
         if class == Class::Shared {
-            shared_preset.extend((0..len).map(|i| (i as usize) < g.init.len()));
+            shared_preset.extend((0..len).map(|i| module.group_memory_zeroed || (i as usize) < g.init.len()));
         }
         allocs.push(Alloc { name: g.name.clone(), class, base, len, types, global: Some(GlobalId(gi as u32)), output });
     }

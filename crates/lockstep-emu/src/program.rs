@@ -48,7 +48,8 @@ pub(crate) enum Code {
     Math { f: MathFn, arg_ty: Ty, ty: Ty, d: u32, args: [u32; 3] },
     Load { d: u32, m: Mem },
     Store { m: Mem, v: u32 },
-    Atomic { op: AtomicOp, ty: Ty, d: u32, m: Mem, args: [u32; 2], nargs: u8 },
+    /// `overwrite`: an exchange whose old value nobody reads (an atomic store).
+    Atomic { op: AtomicOp, ty: Ty, d: u32, m: Mem, args: [u32; 2], nargs: u8, overwrite: bool },
     AddrOf { d: u32, base: Base, idx: u32, idx_ty: Ty },
     PtrAdd { d: u32, p: u32, idx: u32, idx_ty: Ty },
     /// A group-wide execution barrier.
@@ -247,6 +248,7 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
         pending.len() as u32 - 1
     };
 
+    let used = f.used_values();
     for b in f.block_ids() {
         block_pc[b.index()] = code.len() as u32;
         let block = f.block(b);
@@ -296,7 +298,8 @@ pub(crate) fn lower(f: &Function, ids: &AllocIds, param_bits: &[u64]) -> Program
                 Op::Store(m, val) => Code::Store { m: mem(ids, f, m), v: val.0 },
                 Op::Atomic(op, m, args) => {
                     let arg = |i: usize| args.get(i).map(|a| a.0).unwrap_or(d);
-                    Code::Atomic { op: *op, ty, d, m: mem(ids, f, m), args: [arg(0), arg(1)], nargs: args.len().min(2) as u8 }
+                    let overwrite = *op == AtomicOp::Exchange && !used[v.index()];
+                    Code::Atomic { op: *op, ty, d, m: mem(ids, f, m), args: [arg(0), arg(1)], nargs: args.len().min(2) as u8, overwrite }
                 }
                 Op::AddrOf(root, idx) => Code::AddrOf { d, base: ids.base(*root), idx: idx.0, idx_ty: ty_of(*idx) },
                 Op::PtrAdd(p, idx) => Code::PtrAdd { d, p: p.0, idx: idx.0, idx_ty: ty_of(*idx) },

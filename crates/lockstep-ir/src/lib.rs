@@ -459,6 +459,9 @@ pub struct Module {
     /// The barrier of one wave (`__syncwarp()`, `subgroupBarrier()`); empty
     /// where the language has none (HLSL, WGSL).
     pub wave_barrier: String,
+    /// Group-shared memory starts zeroed, ordered before the kernel's first
+    /// access (WGSL's workgroup variables): a read before any write reads 0.
+    pub group_memory_zeroed: bool,
 }
 
 impl Module {

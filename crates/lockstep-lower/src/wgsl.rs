@@ -63,7 +63,12 @@ pub fn compile(
             return Compiled { module: Module::default(), diagnostics: vec![d], has_errors: true };
         }
     };
-    let mut module = Module { group_barrier: "workgroupBarrier()".into(), device_barrier: "storageBarrier()".into(), ..Module::default() };
+    let mut module = Module {
+        group_barrier: "workgroupBarrier()".into(),
+        device_barrier: "storageBarrier()".into(),
+        group_memory_zeroed: true,
+        ..Module::default()
+    };
     let globals = parsed.global_variables.iter().map(|(h, g)| lower_global(&parsed, &mut module, to_span, h, g)).collect::<Vec<_>>();
     let overrides = parsed.overrides.iter().map(|(h, o)| lower_override(&parsed, &mut module, to_span, h, o)).collect::<Vec<_>>();
     let mut diagnostics = Vec::new();

@@ -965,7 +965,7 @@ impl Ctx<'_> {
                                 }
                             }
                             (_, Some(_), _) => Rule::FenceWithoutSync,
-                            (_, None, Hazard::War) if iv.start == Start::Entry => Rule::SharedFirstRead,
+                            (_, None, Hazard::War) if iv.start == Start::Entry && !self.module.group_memory_zeroed => Rule::SharedFirstRead,
                             (_, None, Hazard::Raw) => Rule::SharedRaw,
                             (_, None, Hazard::War) => Rule::SharedWar,
                             (_, None, Hazard::Waw) => Rule::SharedWaw,
@@ -1049,7 +1049,9 @@ impl Ctx<'_> {
         let f = self.f;
         let Some(shared) = self.intervals(&|v| group_sync(f, v, Space::Shared)) else { return };
         self.group_pass(Space::Shared, &shared);
-        self.first_reads(&shared);
+        if !self.module.group_memory_zeroed {
+            self.first_reads(&shared);
+        }
         // Barriers that order both spaces (`__syncthreads()`) cut the same intervals.
         let same_cuts = f.blocks.iter().flat_map(|b| &b.insts).all(|&v| group_sync(f, v, Space::Shared) == group_sync(f, v, Space::Device));
         let device = if same_cuts { Some(shared) } else { self.intervals(&|v| group_sync(f, v, Space::Device)) };
