@@ -203,21 +203,23 @@ pub(crate) fn check(cell: &mut Cell, sites: &mut Sites, kind: Kind, me: Rec, sha
     }
     let written_before = cell.epoch & FLAG != 0;
     let w = (cell.w != NONE).then(|| sites.get(cell.w, e));
-    let w_kind = if cell.w == NONE { Kind::Write } else { Kind::of_write_bits(cell.w) };
+    // Decoded only where needed: this runs for every access.
+    let w_bits = cell.w;
+    let w_kind = || Kind::of_write_bits(w_bits);
+    let both_atomic = kind.atomic() && w.is_some() && w_bits & FLAG != 0;
     let w_other = w.is_some_and(|w| w.unordered_with(&me));
-    let atomic = kind.atomic();
     let mut hit = None;
     if kind.reads() {
         if shared && !written_before && w.is_none() {
             hit = Some((Hazard::Uninit, Rec::EMPTY, Kind::Write));
-        } else if w_other && !(atomic && w_kind.atomic()) {
+        } else if w_other && !both_atomic {
             let h = if shared && !written_before { Hazard::UnsyncedFirst } else { Hazard::Raw };
-            hit = w.map(|w| (h, w, w_kind));
+            hit = w.map(|w| (h, w, w_kind()));
         }
     }
     if kind.writes() {
-        if hit.is_none() && w_other && (!(atomic && w_kind.atomic()) || kind.atomics_meet(w_kind)) {
-            hit = w.map(|w| (Hazard::Waw, w, w_kind));
+        if hit.is_none() && w_other && (!both_atomic || kind.atomics_meet(w_kind())) {
+            hit = w.map(|w| (Hazard::Waw, w, w_kind()));
         }
         if hit.is_none() {
             for r in [cell.r1, cell.r2] {
@@ -233,7 +235,7 @@ pub(crate) fn check(cell: &mut Cell, sites: &mut Sites, kind: Kind, me: Rec, sha
         }
         // An atomic store stays the write an update meets: later updates by
         // other threads conflict with the store, not with the updates.
-        if !(kind == Kind::Atomic && w_kind == Kind::AtomicStore) {
+        if !(kind == Kind::Atomic && both_atomic && w_kind() == Kind::AtomicStore) {
             cell.w = sites.id(&me) | kind.write_bits();
         }
     } else if kind == Kind::Read {
