@@ -163,6 +163,9 @@ pub fn collect_accesses(module: &Module, f: &Function, cfg: &Cfg) -> Vec<Access>
 pub type Offsets = Vec<u8>;
 pub const MANY: u8 = 2;
 pub const NOT_IN: u8 = 3;
+/// Only in a race question, on both sides: the later access is in a later
+/// iteration than the earlier one, however many later.
+pub const APART: u8 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Start {

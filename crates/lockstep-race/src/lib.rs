@@ -16,7 +16,7 @@ pub mod relax;
 pub mod solver;
 pub mod sym;
 
-use intervals::{collect_accesses, intervals, reached_from, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, MANY, NOT_IN};
+use intervals::{collect_accesses, intervals, reached_from, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, APART, MANY, NOT_IN};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{AtomicOp, BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -187,6 +187,15 @@ fn alloc_len(module: &Module, a: Alloc) -> Option<u64> {
     }
 }
 
+/// The store a same-value question is about: the level its threads share
+/// values at, and the loops (indices into `cfg.loops`) whose iterations
+/// they may be apart in.
+struct Cell<'a> {
+    store: Value,
+    need: Level,
+    loops: &'a [usize],
+}
+
 struct Ctx<'a> {
     module: &'a Module,
     f: &'a Function,
@@ -200,6 +209,8 @@ struct Ctx<'a> {
     read_only: std::collections::HashSet<lockstep_ir::Root>,
     /// Unordered instruction pairs already reported, by allocation.
     done: HashSet<(Value, Value, Alloc)>,
+    /// Pairs reported as stores of one value (a note), still asked about.
+    benign: HashSet<(Value, Value, Alloc)>,
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
@@ -237,7 +248,7 @@ fn canonical_offsets(mode: Mode, sides: &mut [Side; 2]) {
             // In the loop against after it: its last iteration (see `Query::rel`).
             let inside = if *x < MANY { x } else { y };
             *inside = 0;
-        } else if (*x, *y) != (NOT_IN, NOT_IN) {
+        } else if (*x, *y) != (NOT_IN, NOT_IN) && (*x, *y) != (APART, APART) {
             // Unrelated iterations, however they came about.
             (*x, *y) = (MANY, MANY);
         }
@@ -340,6 +351,7 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         pos: Positions::new(f),
         acc,
         done: HashSet::new(),
+        benign: HashSet::new(),
         out: Vec::new(),
         stats,
         queries: std::cell::Cell::new(0),
@@ -522,6 +534,28 @@ impl Ctx<'_> {
         self.ask_waves(mode, waves, e.0.alloc, l.0.alloc, [side(l, way), side(e, &[])])
     }
 
+    /// For a store that writes one value per cell in any one iteration,
+    /// run by threads a pass lets be in any iterations of its loops: the
+    /// outermost loop whose iterations they can meet in apart, in one
+    /// iteration of the loops around it (its offsets set to [`APART`],
+    /// theirs to 0), or None when they meet only in one iteration
+    /// (`sq4[qq*32 + i] = q[qq*32 + i]` with `i < 32`: rows never overlap).
+    fn meets_iterations_apart(&self, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<(Offsets, Offsets)> {
+        let loops = self.pos.of(e.0.inst).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
+        loops.iter().enumerate().find_map(|(depth, &lp)| {
+            let (x, y) = (*e.1.get(lp)?, *l.1.get(lp)?);
+            if x == y && x < MANY {
+                return None;
+            }
+            let (mut ea, mut la) = (e.1.to_vec(), l.1.to_vec());
+            for &outer in &loops[..depth] {
+                (ea[outer], la[outer]) = (0, 0);
+            }
+            (ea[lp], la[lp]) = (APART, APART);
+            self.query(Mode::SameGroup, (e.0, &ea), (l.0, &la), way).map(|_| (ea, la))
+        })
+    }
+
     /// A witness for waves 32 lanes wide, where one exists for waves of
     /// every width hardware has.
     fn at_every_width(&self, e: (&Access, &[u8]), l: (&Access, &[u8]), way: &[(Value, bool)]) -> Option<Witness> {
@@ -615,7 +649,11 @@ impl Ctx<'_> {
                 let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
                 let per_iteration = !same_iteration && loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
                 let level_at_store = |a: &Access| self.pos.of(a.inst).map_or(Level::Thread, |(b, _)| self.uni.level_at(self.cfg, x, b));
-                if x == y && e.inst == l.inst && same_iteration && self.decided_by_cell(x, e.index, e.inst, need, 0) {
+                // Iterations apart, what decides the value must stay put
+                // between them (`sq4[qq*32 + i] = q[qq*32 + i]` in every wave).
+                let store_loops = if same_iteration { &[][..] } else { loops_of(e.inst) };
+                let cell = Cell { store: e.inst, need, loops: store_loops };
+                if x == y && e.inst == l.inst && self.decided_by_cell(x, e.index, &cell, 0) {
                     return true;
                 }
                 x == y && !per_iteration && level_at_store(e) >= need && level_at_store(l) >= need
@@ -627,7 +665,7 @@ impl Ctx<'_> {
     /// Whether equal indices mean equal values of `v`: the index is `v`
     /// itself, or `v` scaled by a constant or moved by a shared amount
     /// (`s[lane * 4]` through a byte view).
-    fn index_determines(&self, index: Value, v: Value, store: Value, need: Level, depth: u32) -> bool {
+    fn index_determines(&self, index: Value, v: Value, cell: &Cell, depth: u32) -> bool {
         if self.same_expression(index, v, 0) {
             return true;
         }
@@ -635,8 +673,8 @@ impl Ctx<'_> {
             return false;
         }
         let nonzero = |k: Value| self.f.as_int(k).is_some_and(|k| k != 0);
-        let shared = |k: Value| self.pos.of(store).is_some_and(|(b, _)| self.uni.level_at(self.cfg, k, b) >= need);
-        let inner = |x: Value| self.index_determines(x, v, store, need, depth + 1);
+        let shared = |k: Value| self.shared_at_store(k, cell);
+        let inner = |x: Value| self.index_determines(x, v, cell, depth + 1);
         match self.f.inst(index).op {
             Op::Convert(x) => {
                 let (to, from) = (self.f.inst(index).ty, self.f.inst(x).ty);
@@ -674,28 +712,30 @@ impl Ctx<'_> {
     /// every thread in question shares (`s[lane] = table[lane % 16]`): at
     /// one store, threads that write the same cell write the same value.
     /// Memory it reads must be constant.
-    fn decided_by_cell(&self, v: Value, index: Value, store: Value, need: Level, depth: u32) -> bool {
+    fn decided_by_cell(&self, v: Value, index: Value, cell: &Cell, depth: u32) -> bool {
         if depth > 12 {
             return false;
         }
-        if self.index_determines(index, v, store, need, 0) {
+        if self.index_determines(index, v, cell, 0) {
             return true;
         }
-        let shared = self.pos.of(store).is_some_and(|(b, _)| self.uni.level_at(self.cfg, v, b) >= need);
-        shared
+        let decided = |x: Value| self.decided_by_cell(x, index, cell, depth + 1);
+        self.shared_at_store(v, cell)
             || match &self.f.inst(v).op {
                 Op::Const(_) => true,
-                Op::Unary(_, a) | Op::Convert(a) => self.decided_by_cell(*a, index, store, need, depth + 1),
-                Op::Binary(_, a, b) | Op::Cmp(_, a, b) => {
-                    self.decided_by_cell(*a, index, store, need, depth + 1) && self.decided_by_cell(*b, index, store, need, depth + 1)
-                }
-                Op::Select(c, a, b) => [c, a, b].iter().all(|&&x| self.decided_by_cell(x, index, store, need, depth + 1)),
-                Op::Math(_, args) => args.iter().all(|&x| self.decided_by_cell(x, index, store, need, depth + 1)),
-                Op::Load(m) => {
-                    (m.space == lockstep_ir::MemSpace::Constant || self.read_only.contains(&m.root)) && self.decided_by_cell(m.index, index, store, need, depth + 1)
-                }
+                Op::Unary(_, a) | Op::Convert(a) => decided(*a),
+                Op::Binary(_, a, b) | Op::Cmp(_, a, b) => decided(*a) && decided(*b),
+                Op::Select(c, a, b) => [c, a, b].iter().all(|&&x| decided(x)),
+                Op::Math(_, args) => args.iter().all(|&x| decided(x)),
+                Op::Load(m) => (m.space == lockstep_ir::MemSpace::Constant || self.read_only.contains(&m.root)) && decided(m.index),
                 _ => false,
             }
+    }
+
+    /// Whether every thread in question sees one value of `k` at the store,
+    /// in every iteration of the loops the threads may be apart in.
+    fn shared_at_store(&self, k: Value, cell: &Cell) -> bool {
+        self.pos.of(cell.store).is_some_and(|(b, _)| self.uni.level_at(self.cfg, k, b) >= cell.need) && cell.loops.iter().all(|&l| self.k.invariant_in_loop(l, k))
     }
 
     fn at(&self, a: &Access, iteration: Option<u8>) -> At {
@@ -849,7 +889,24 @@ impl Ctx<'_> {
                             let to_a = ways.entry(a.inst).or_insert_with(|| self.way_from_start(iv, a, &skips, &ends));
                             way.extend(to_a.iter().copied());
                         }
-                        let Some(w) = self.query(Mode::SameGroup, (e, &em.1), (l, &lm.1), &way) else { continue };
+                        // A store of one value per cell in any one iteration (every wave
+                        // copying the same input), run in any iterations of a loop with no
+                        // barrier: benign where threads meet only within one iteration,
+                        // else asked, and shown, in different ones.
+                        let mut apart = None;
+                        let mut values_in_one_iteration = same_iteration;
+                        if !same_iteration
+                            && hazard(e.kind, l.kind) == Hazard::Waw
+                            && !self.same_value(e, l, Level::Group, false)
+                            && self.same_value(e, l, Level::Group, true)
+                        {
+                            match self.meets_iterations_apart((e, &em.1), (l, &lm.1), &way) {
+                                Some(offsets) => apart = Some(offsets),
+                                None => values_in_one_iteration = true,
+                            }
+                        }
+                        let (e_at, l_at): (&[u8], &[u8]) = apart.as_ref().map_or((&em.1, &lm.1), |(x, y)| (x, y));
+                        let Some(w) = self.query(Mode::SameGroup, (e, e_at), (l, l_at), &way) else { continue };
                         // A wave barrier (`__syncwarp()`, `tile.sync()`) on every path
                         // between them orders the threads of one wave: only threads of
                         // different waves can still meet. With none, a race only threads
@@ -869,12 +926,12 @@ impl Ctx<'_> {
                         // waves at every width: the race is proven on every device.
                         let widest_apart = if wave_ordered && !fixed_width {
                             let widest = HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1];
-                            self.query_waves(Mode::SameGroup, Waves::Different.at(widest), (e, &em.1), (l, &lm.1), &way).filter(|a| a.exact).map(|a| Witness { wave_width: None, ..a })
+                            self.query_waves(Mode::SameGroup, Waves::Different.at(widest), (e, e_at), (l, l_at), &way).filter(|a| a.exact).map(|a| Witness { wave_width: None, ..a })
                         } else {
                             None
                         };
                         let (w, warp_synchronous) = if wave_ordered {
-                            match widest_apart.clone().or_else(|| self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1), &way)) {
+                            match widest_apart.clone().or_else(|| self.query_waves(Mode::SameGroup, Waves::Different, (e, e_at), (l, l_at), &way)) {
                                 Some(across) => (across, false),
                                 None => continue,
                             }
@@ -899,11 +956,11 @@ impl Ctx<'_> {
                             };
                             // Threads of different waves that only an undecided
                             // witness puts together leave the proven race one of a wave.
-                            let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1), &way).is_none());
+                            let one_reaches = || waves_of(Waves::DifferentReach).into_iter().all(|q| self.query_waves(Mode::SameGroup, q, (e, e_at), (l, l_at), &way).is_none());
                             // Widest first: a pair apart in the widest waves is apart at
                             // every width, and its report needs no width.
                             let across = || {
-                                waves_of(Waves::Different).into_iter().rev().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, &em.1), (l, &lm.1), &way).filter(|a| a.exact)).map(|mut a| {
+                                waves_of(Waves::Different).into_iter().rev().find_map(|q| self.query_waves(Mode::SameGroup, q, (e, e_at), (l, l_at), &way).filter(|a| a.exact)).map(|mut a| {
                                     if a.wave_width == Some(HARDWARE_WAVE_WIDTHS[HARDWARE_WAVE_WIDTHS.len() - 1]) {
                                         a.wave_width = None;
                                     }
@@ -918,7 +975,7 @@ impl Ctx<'_> {
                                     || space != Space::Shared
                                     || e.base.is_some()
                                     || l.base.is_some()
-                                    || (hazard(e.kind, l.kind) == Hazard::Waw && self.same_value(e, l, Level::Group, same_iteration)));
+                                    || (hazard(e.kind, l.kind) == Hazard::Waw && self.same_value(e, l, Level::Group, values_in_one_iteration)));
                             if !names_waves || settled {
                                 (w, false)
                             } else if one_reaches() {
@@ -937,13 +994,13 @@ impl Ctx<'_> {
                         // the threads meet in at every width hardware has is proven
                         // on every device, shown at the most common width.
                         let w = if lanes_at_every_width && !wave_ordered && w.wave_width.is_none() {
-                            self.at_every_width((e, &em.1), (l, &lm.1), &way).unwrap_or(w)
+                            self.at_every_width((e, e_at), (l, l_at), &way).unwrap_or(w)
                         } else {
                             w
                         };
-                        self.done.insert(reported(e, l));
                         let hz = hazard(e.kind, l.kind);
                         let (it_l, it_e) = match carried(&lm.1, &em.1) {
+                            _ if apart.is_some() => (Some(MANY), Some(0)),
                             Some((x, y)) if x < MANY && y < MANY => (Some(x), Some(y)),
                             Some(_) => (Some(MANY), Some(0)),
                             None => (None, None),
@@ -973,10 +1030,24 @@ impl Ctx<'_> {
                         // One value per wave (a shuffle reduction's result) is one
                         // value for the pair when only threads of one wave can meet.
                         let same_value = hz == Hazard::Waw
-                            && (self.same_value(e, l, Level::Group, same_iteration)
-                                || (self.same_value(e, l, Level::Wave, same_iteration)
+                            && (self.same_value(e, l, Level::Group, values_in_one_iteration)
+                                || (self.same_value(e, l, Level::Wave, values_in_one_iteration)
                                     && f.entry.as_ref().is_some_and(|e| e.wave_size.is_some())
-                                    && self.query_waves(Mode::SameGroup, Waves::Different, (e, &em.1), (l, &lm.1), &way).is_none()));
+                                    && self.query_waves(Mode::SameGroup, Waves::Different, (e, e_at), (l, l_at), &way).is_none()));
+                        // One note per pair of stores of one value. Where that took the
+                        // threads being in one iteration, other passes are still asked,
+                        // and a race found there replaces the note.
+                        let key = reported(e, l);
+                        if same_value && !self.same_value(e, l, Level::Group, false) {
+                            if !self.benign.insert(key) {
+                                continue;
+                            }
+                        } else {
+                            self.done.insert(key);
+                            if self.benign.remove(&key) {
+                                self.out.retain(|x| !(x.same_value && x.alloc == key.2 && x.earlier.is_some_and(|y| pair(x.later.inst, y.inst) == (key.0, key.1))));
+                            }
+                        }
                         let held_by = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).find(|&bv| {
                             barrier(f, bv).is_some_and(|b| b.exec >= Scope::Group && !b.spaces.contains(mem_space(space)))
                                 && reaches(f, self.cfg, &self.pos, e.inst, bv, &ends)

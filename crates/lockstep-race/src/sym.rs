@@ -11,7 +11,7 @@
 //! access constrain its side. Anything not modelled is a fresh symbol, so
 //! the answer errs towards "may conflict".
 
-use crate::intervals::{CountedLoop, MANY, NOT_IN};
+use crate::intervals::{CountedLoop, APART, MANY, NOT_IN};
 use crate::solver::{Budget, FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, MathFn, Op, Terminator, Type, UnOp, Value};
@@ -229,6 +229,11 @@ impl<'a> Kernel<'a> {
     }
 
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
+    /// Whether `v` has one value in every iteration of loop `l`.
+    pub fn invariant_in_loop(&self, l: usize, v: Value) -> bool {
+        invariant_in(self.f, &self.inst_block, &self.cfg.loops[l], v, 0)
+    }
+
     pub fn guards(&self, b: BlockId) -> Guards {
         if let Some(g) = self.guards.borrow().get(&b) {
             return g.clone();
@@ -429,6 +434,8 @@ enum Rel {
     Same,
     /// Side B runs this many iterations after side A.
     Offset(i64),
+    /// Side A runs a later iteration than side B, however many later.
+    Later,
     Independent,
 }
 
@@ -469,6 +476,7 @@ impl Query<'_> {
                 }
             }
             (Mode::SameGroup, Some(NOT_IN), Some(NOT_IN)) => Rel::Same,
+            (Mode::SameGroup, Some(APART), Some(APART)) => Rel::Later,
             // An access in the loop, met by one after it with no barrier
             // between, is in the loop's last iteration: the other side
             // counts one more.
@@ -1204,6 +1212,15 @@ impl Build<'_> {
                 if !self.linked.contains(&l) {
                     self.linked.push(l);
                     self.p.equal(&Lin::var(b), &Lin::var(a).plus(off as i128));
+                }
+                Lin::var(if s == 0 { a } else { b })
+            }
+            Rel::Later if outer_same => {
+                let a = self.var(Key::Iter(Owner::Side(0), l), 0, hi);
+                let b = self.var(Key::Iter(Owner::Side(1), l), 0, hi);
+                if !self.linked.contains(&l) {
+                    self.linked.push(l);
+                    self.p.at_most(&Lin::var(b).plus(1), &Lin::var(a));
                 }
                 Lin::var(if s == 0 { a } else { b })
             }
