@@ -181,12 +181,7 @@ fn constant_argument(ctx: &Ctx, arg: Node) -> Option<i64> {
 /// The groups a tiled launch runs, where its domain's extents are constants:
 /// `v.extent.tile<…>()` of a view, or `e.tile<…>()` of an `extent<N>`.
 fn launch_grid<'t>(ctx: &Ctx<'t>, launch: Node<'t>, group_size: [u32; 3], rank: usize, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Option<[u32; 3]> {
-    let tile_call = launch_domain(ctx, launch)?;
-    let mut domain = tile_call.field(ctx.fields.function)?.field(ctx.fields.argument)?;
-    if ctx.kind(domain) == "field_expression" && domain.field(ctx.fields.field).is_some_and(|f| ctx.text(f) == "extent") {
-        domain = domain.field(ctx.fields.argument)?;
-    }
-    let h = *host_vars.get(ctx.text(domain).trim())?;
+    let h = *host_vars.get(tiled_domain(ctx, launch)?)?;
     let args = match template_parts(ctx, h.ty) {
         Some((t, _)) if ctx.d.index_types.contains(&t) => constructor_arguments(ctx, h.declarator),
         Some((t, _)) if ctx.d.device_views.contains(&t) => extent_arguments(ctx, h, rank, host_vars),
@@ -202,6 +197,17 @@ fn launch_grid<'t>(ctx: &Ctx<'t>, launch: Node<'t>, group_size: [u32; 3], rank: 
         grid[axis] = extent.div_ceil(group_size[axis]).max(1);
     }
     Some(grid)
+}
+
+/// The variable a tiled launch's domain is the extent of: `v` in
+/// `v.extent.tile<…>()`, `e` in `e.tile<…>()`.
+fn tiled_domain<'t>(ctx: &Ctx<'t>, launch: Node<'t>) -> Option<&'t str> {
+    let tile_call = launch_domain(ctx, launch)?;
+    let mut domain = tile_call.field(ctx.fields.function)?.field(ctx.fields.argument)?;
+    if ctx.kind(domain) == "field_expression" && domain.field(ctx.fields.field).is_some_and(|f| ctx.text(f) == "extent") {
+        domain = domain.field(ctx.fields.argument)?;
+    }
+    Some(ctx.text(domain).trim())
 }
 
 /// The group size `tile<A, B, C>` gives, x being the last (fastest) dimension.
@@ -311,8 +317,11 @@ pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Fu
         }
     }
     configured_shape(ctx, Some(&name), &mut info);
+    // A tiled launch runs exactly its domain's extent, which its tiles divide
+    // (C++ AMP refuses a launch they do not): the domain view's extents are the grid's.
+    let domain = group_size.filter(|_| index.tile.is_some()).and_then(|gs| Some((tiled_domain(ctx, launch)?, gs)));
     let mut l = FnLowerer::start(ctx, name, info, lambda);
-    l.bind_captures(lambda, &host_vars);
+    l.bind_captures(lambda, &host_vars, domain);
     l.bind_index_parameter(&index, span);
     if let Some(body) = lambda.field(l.cx.fields.body) {
         l.stmt(body);
@@ -330,7 +339,7 @@ pub fn lower_lambda_kernel<'t>(ctx: &mut Ctx<'t>, lambda: Node<'t>) -> Option<Fu
 
 impl<'t> FnLowerer<'_, 't> {
     /// Binds what the lambda uses of its enclosing function, as kernel arguments in declaration order.
-    fn bind_captures(&mut self, lambda: Node<'t>, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) {
+    fn bind_captures(&mut self, lambda: Node<'t>, host_vars: &FxHashMap<&'t str, HostVariable<'t>>, domain: Option<(&str, [u32; 3])>) {
         let Some(body) = lambda.field(self.cx.fields.body) else { return };
         let mut used = Vec::new();
         names_under(self.cx, body, &mut used);
@@ -387,7 +396,8 @@ impl<'t> FnLowerer<'_, 't> {
         // Extents are read once every captured scalar they may name is bound.
         for (name, h, rank) in views {
             let shape_read = reads_extent(self.cx, body, name);
-            let extents = self.view_extents(name, h, rank, shape_read, host_vars);
+            let tiles = domain.filter(|d| d.0 == name).map(|d| d.1);
+            let extents = self.view_extents(name, h, rank, shape_read, host_vars, tiles);
             self.views.insert(name.to_string(), DeviceView { extents });
         }
     }
@@ -408,9 +418,10 @@ impl<'t> FnLowerer<'_, 't> {
 
     /// A view's extents from its constructor's arguments or the `extent<N>` it
     /// was built from; an extent lockstep cannot read is an argument of its own
-    /// (`c.extent[1]`). The first is read only when `with_first`: row-major
-    /// linearization does not need it.
-    fn view_extents(&mut self, name: &str, h: HostVariable<'t>, rank: usize, with_first: bool, host_vars: &FxHashMap<&'t str, HostVariable<'t>>) -> Vec<Option<Value>> {
+    /// (`c.extent[1]`), or for the view a tiled launch runs over (`tiles`,
+    /// its group size), the groups along its axis times the tile. The first
+    /// is read only when `with_first`: row-major linearization does not need it.
+    fn view_extents(&mut self, name: &str, h: HostVariable<'t>, rank: usize, with_first: bool, host_vars: &FxHashMap<&'t str, HostVariable<'t>>, tiles: Option<[u32; 3]>) -> Vec<Option<Value>> {
         let args = extent_arguments(self.cx, h, rank, host_vars);
         let span = self.cx.span(h.declarator);
         (0..rank)
@@ -418,8 +429,19 @@ impl<'t> FnLowerer<'_, 't> {
                 if d == 0 && !with_first {
                     return None;
                 }
-                let value = args.get(d).and_then(|&a| self.extent_value(a, span));
-                Some(value.unwrap_or_else(|| self.argument_values(&format!("{name}.extent[{d}]"), &SrcType::Scalar(Type::I32), span)[0]))
+                if let Some(value) = args.get(d).and_then(|&a| self.extent_value(a, span)) {
+                    return Some(value);
+                }
+                Some(match tiles {
+                    Some(gs) => {
+                        let axis = rank - 1 - d;
+                        let groups = self.builtin(Builtin::NumGroups(axis as u8), span);
+                        let tile = self.int(Type::U32, i64::from(gs[axis]), span);
+                        let threads = self.emit(Op::Binary(BinOp::Mul, groups, tile), Type::U32, span);
+                        self.convert(threads, Type::I32, span)
+                    }
+                    None => self.argument_values(&format!("{name}.extent[{d}]"), &SrcType::Scalar(Type::I32), span)[0],
+                })
             })
             .collect()
     }

@@ -906,6 +906,14 @@ impl Ctx<'_> {
                             }
                         }
                         let (e_at, l_at): (&[u8], &[u8]) = apart.as_ref().map_or((&em.1, &lm.1), |(x, y)| (x, y));
+                        // A pair noted as stores of one value is asked again only where that may not hold.
+                        if apart.is_none()
+                            && self.benign.contains(&reported(e, l))
+                            && hazard(e.kind, l.kind) == Hazard::Waw
+                            && self.same_value(e, l, Level::Group, values_in_one_iteration)
+                        {
+                            continue;
+                        }
                         let Some(w) = self.query(Mode::SameGroup, (e, e_at), (l, l_at), &way) else { continue };
                         // A wave barrier (`__syncwarp()`, `tile.sync()`) on every path
                         // between them orders the threads of one wave: only threads of
