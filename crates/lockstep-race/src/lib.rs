@@ -611,8 +611,16 @@ impl Ctx<'_> {
         // Cluster and reach questions only filter; pairs' witnesses are reported.
         let prove = waves.same_cell() && key.sides.iter().all(|s| s.spread == (0, 0));
         self.solved.set(self.solved.get() + 1);
-        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline };
-        let w = q.conflict();
+        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline, one_row: false };
+        let mut w = q.conflict();
+        // Over every group shape a flat index is a product the search may not
+        // decide; a group one row long is a launch every kernel allows, and
+        // a race there is proven.
+        if prove && self.k.group_size.is_none() && w.as_ref().is_some_and(|w| !w.exact) {
+            if let Some(row) = (Query { one_row: true, ..q }).conflict().filter(|w| w.exact) {
+                w = Some(row);
+            }
+        }
         let mut answers = self.answers.borrow_mut();
         // Memory stays bounded on kernels of millions of distinct questions.
         if answers.len() >= ANSWERS_KEPT {
@@ -1419,6 +1427,7 @@ impl<'a> ConflictOracle<'a> {
             texels: None,
             cells_per_elem: 1,
             deadline: None,
+            one_row: false,
         };
         q.conflict().is_some()
     }

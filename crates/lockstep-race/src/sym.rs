@@ -384,6 +384,8 @@ pub struct Query<'k> {
     pub cells_per_elem: u32,
     /// The thread CPU time its searches stop at (the file's time for race analysis).
     pub deadline: Option<std::time::Duration>,
+    /// Where the group's size is open: take it to be one row of threads along x.
+    pub one_row: bool,
 }
 
 /// Two threads and the cell they both touch.
@@ -683,7 +685,7 @@ impl Build<'_> {
     fn tid(&mut self, s: u8, ax: u8) -> Var {
         let hi = match self.q.k.group_size {
             Some(g) => g[ax as usize % 3] as i128 - 1,
-            None if !self.q.k.thread_axes[ax as usize % 3] => 0,
+            None if !self.q.k.thread_axes[ax as usize % 3] || (self.q.one_row && ax % 3 > 0) => 0,
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
         };
@@ -949,6 +951,7 @@ impl Build<'_> {
                 let z = Lin::var(self.tid(s, 2));
                 match q.k.group_size {
                     Some([sx, sy, _]) => x.add(&y.scale(sx as i128)).add(&z.scale(sx as i128 * sy as i128)),
+                    None if q.one_row => x,
                     None => {
                         let bx = self.builtin(s, Builtin::GroupSize(0));
                         let by = self.builtin(s, Builtin::GroupSize(1));
@@ -987,6 +990,7 @@ impl Build<'_> {
             }
             Builtin::GroupSize(ax) => match q.k.group_size {
                 Some(g) => Lin::konst(g[ax as usize % 3] as i128),
+                None if q.one_row && ax % 3 > 0 => Lin::konst(1),
                 None => {
                     let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
                     let hi = q.k.axis_limits[ax as usize % 3].map_or(hi, |limit| hi.min(limit as i128));
