@@ -601,12 +601,16 @@ impl Uniformity {
         })
     }
 
-    /// `lane_linear / k`, `>> s` or `& ~mask` where whole waves map to one value.
+    /// `lane_linear / k`, `>> s` or `& ~mask` where whole waves map to one
+    /// value, or `lane_linear / wave_size` (the wave's index) at any width.
     fn wave_aligned(&self, f: &Function, op: BinOp, x: Value, y: Value) -> bool {
-        let Some(k) = f.as_int(y) else { return false };
         if !lane_linear(f, x, self.wave_size) {
             return false;
         }
+        if matches!(op, BinOp::Div | BinOp::ExactDiv) && matches!(f.inst(y).op, Op::Builtin(Builtin::WaveSize)) {
+            return true;
+        }
+        let Some(k) = f.as_int(y) else { return false };
         let w = self.wave_size as i64;
         match op {
             BinOp::Div | BinOp::ExactDiv => k > 0 && k % w == 0,

@@ -179,7 +179,8 @@ struct Undecided {
 /// let both threads of a witness pass a guard only one of them can pass
 /// (`if ((max & 31) == lane)` after a shuffle reduction makes `max` the same
 /// in every lane). Loads are inputs a witness may choose, and stop the walk.
-fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<String>) {
+fn computed_guard_inputs(m: &Module, kernel: &lockstep_race::sym::Kernel, cond: Value, out: &mut Vec<String>) {
+    let f = kernel.f;
     let mut stack = vec![cond];
     let mut seen = std::collections::HashSet::new();
     while let Some(v) = stack.pop() {
@@ -191,6 +192,8 @@ fn computed_guard_inputs(m: &Module, f: &Function, cond: Value, out: &mut Vec<St
             Op::Load(_) => continue,
             Op::Atomic(_, r, _) => Some(format!("the result of an atomic on `{}`", root_name(m, f, &r.root))),
             Op::Call(Callee::Opaque(name) | Callee::Unmodelled(name) | Callee::UnknownValue(name), _) => Some(format!("the result of `{name}`")),
+            // Modelled exactly: lane 0.
+            Op::Wave(..) if kernel.elects_lane_zero(v) => None,
             Op::Wave(..) => Some("a value exchanged between lanes".to_string()),
             _ => None,
         };
@@ -479,7 +482,7 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
     for at in std::iter::once(&x.later).chain(x.earlier.as_ref()) {
         if let Some(b) = kernel.block_of(at.inst) {
             for &(cond, _) in kernel.guards(b).iter() {
-                computed_guard_inputs(m, f, cond, &mut undecided.guards);
+                computed_guard_inputs(m, kernel, cond, &mut undecided.guards);
             }
         }
     }

@@ -14,7 +14,7 @@
 use crate::intervals::{CountedLoop, APART, MANY, NOT_IN};
 use crate::solver::{Budget, FnOp, Func, Lin, Outcome, Problem, Terms, Var, DEFAULT_BUDGET, INF};
 use lockstep_analysis::{Cfg, Level, Uniformity};
-use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, MathFn, Op, Terminator, Type, UnOp, Value};
+use lockstep_ir::{BinOp, BlockId, Builtin, CmpOp, Const, Function, MathFn, Op, Terminator, Type, UnOp, Value, WaveOp};
 use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -229,6 +229,18 @@ impl<'a> Kernel<'a> {
     }
 
     /// Branch conditions that hold whenever block `b` runs: (condition, polarity).
+    /// Whether `v` elects a lane (`simd_is_first()`, `subgroupElect()`)
+    /// where the whole wave runs: it elects lane 0.
+    pub fn elects_lane_zero(&self, v: Value) -> bool {
+        matches!(self.f.inst(v).op, Op::Wave(WaveOp::IsFirstLane, _)) && self.block_of(v).is_some_and(|b| self.uni.block_level(b) >= Level::Wave)
+    }
+
+    /// Whether the group's size is open and the kernel may spread its
+    /// threads beyond the x axis (it names y or z, or a flat index).
+    pub fn spreads_beyond_x(&self) -> bool {
+        self.group_size.is_none() && (self.thread_axes[1] || self.thread_axes[2])
+    }
+
     /// Whether `v` has one value in every iteration of loop `l`.
     pub fn invariant_in_loop(&self, l: usize, v: Value) -> bool {
         invariant_in(self.f, &self.inst_block, &self.cfg.loops[l], v, 0)
@@ -1293,6 +1305,16 @@ impl Build<'_> {
                         self.cond(s, else_value, pol, depth + 1);
                     }
                     _ => self.unknown_truth(s, c, pol),
+                }
+            }
+            // Electing a lane where the whole wave runs (`if (simd_is_first())`
+            // in wave-uniform code) elects lane 0.
+            Op::Wave(WaveOp::IsFirstLane, _) if self.q.k.elects_lane_zero(c) => {
+                let lane = self.builtin(s, Builtin::LaneId);
+                if pol {
+                    self.p.equal(&lane, &Lin::konst(0));
+                } else {
+                    self.p.at_most(&Lin::konst(1), &lane);
                 }
             }
             // A truth value kept as an integer (`int ok = a < b; if (ok)`): that truth value.
