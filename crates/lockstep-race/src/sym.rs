@@ -697,7 +697,7 @@ impl Build<'_> {
     fn tid(&mut self, s: u8, ax: u8) -> Var {
         let hi = match self.q.k.group_size {
             Some(g) => g[ax as usize % 3] as i128 - 1,
-            None if !self.q.k.thread_axes[ax as usize % 3] || (self.q.one_row && ax % 3 > 0) => 0,
+            None if !self.q.k.thread_axes[ax as usize % 3] || (self.q.one_row && !(ax as usize).is_multiple_of(3)) => 0,
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
         };
