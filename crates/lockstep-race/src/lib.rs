@@ -211,8 +211,6 @@ struct Ctx<'a> {
     done: HashSet<(Value, Value, Alloc)>,
     /// Pairs reported as stores of one value (a note), still asked about.
     benign: HashSet<(Value, Value, Alloc)>,
-    /// Whether the pair in question is asked for a group one row long.
-    one_row: std::cell::Cell<bool>,
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
@@ -269,7 +267,6 @@ struct QueryKey {
     len: Option<u64>,
     texels: Option<(u32, u32)>,
     cells_per_elem: u32,
-    one_row: bool,
 }
 
 /// Finds the races of one flat kernel.
@@ -355,7 +352,6 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         acc,
         done: HashSet::new(),
         benign: HashSet::new(),
-        one_row: std::cell::Cell::new(false),
         out: Vec::new(),
         stats,
         queries: std::cell::Cell::new(0),
@@ -608,14 +604,14 @@ impl Ctx<'_> {
             _ => 1,
         };
         canonical_offsets(mode, &mut sides);
-        let key = QueryKey { mode, waves, sides, len, texels, cells_per_elem, one_row: self.one_row.get() };
+        let key = QueryKey { mode, waves, sides, len, texels, cells_per_elem };
         if let Some(w) = self.answers.borrow().get(&key) {
             return w.clone();
         }
         // Cluster and reach questions only filter; pairs' witnesses are reported.
         let prove = waves.same_cell() && key.sides.iter().all(|s| s.spread == (0, 0));
         self.solved.set(self.solved.get() + 1);
-        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline, one_row: key.one_row };
+        let q = Query { k: self.k, mode, waves, prove, sides: key.sides.clone(), len, texels, cells_per_elem, deadline: self.deadline };
         let w = q.conflict();
         let mut answers = self.answers.borrow_mut();
         // Memory stays bounded on kernels of millions of distinct questions.
@@ -863,7 +859,6 @@ impl Ctx<'_> {
                         return;
                     }
                     for j in i..members.len() {
-                        self.one_row.set(false);
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
                         if !may_race(f, e, l) || self.done.contains(&reported(e, l)) {
@@ -919,17 +914,7 @@ impl Ctx<'_> {
                         {
                             continue;
                         }
-                        let Some(mut w) = self.query(Mode::SameGroup, (e, e_at), (l, l_at), &way) else { continue };
-                        // Over every group shape a flat index is a product the search may
-                        // not decide. A group one row long is a launch every kernel allows:
-                        // where it has the race too, the pair is asked for such a group.
-                        if !w.exact && self.k.spreads_beyond_x() {
-                            self.one_row.set(true);
-                            match self.query(Mode::SameGroup, (e, e_at), (l, l_at), &way) {
-                                Some(row) => w = row,
-                                None => self.one_row.set(false),
-                            }
-                        }
+                        let Some(w) = self.query(Mode::SameGroup, (e, e_at), (l, l_at), &way) else { continue };
                         // A wave barrier (`__syncwarp()`, `tile.sync()`) on every path
                         // between them orders the threads of one wave: only threads of
                         // different waves can still meet. With none, a race only threads
@@ -1143,7 +1128,6 @@ impl Ctx<'_> {
         let f = self.f;
         let Some(shared) = self.intervals(&|v| group_sync(f, v, Space::Shared)) else { return };
         self.group_pass(Space::Shared, &shared);
-        self.one_row.set(false);
         if !self.module.group_memory_zeroed {
             self.first_reads(&shared);
         }
@@ -1152,7 +1136,6 @@ impl Ctx<'_> {
         let device = if same_cuts { Some(shared) } else { self.intervals(&|v| group_sync(f, v, Space::Device)) };
         let Some(device) = device else { return };
         self.group_pass(Space::Device, &device);
-        self.one_row.set(false);
         // With one group per launch no two groups ever meet.
         if !f.entry.as_ref().is_some_and(|e| e.single_group()) {
             self.cross_group_pass();
@@ -1436,7 +1419,6 @@ impl<'a> ConflictOracle<'a> {
             texels: None,
             cells_per_elem: 1,
             deadline: None,
-            one_row: false,
         };
         q.conflict().is_some()
     }

@@ -68,6 +68,8 @@ pub struct Kernel<'a> {
     /// With unknown sizes, an axis the kernel never names is taken to be 1
     /// thread (group) wide: a kernel written for 1-D launches is launched so.
     thread_axes: [bool; 3],
+    /// Whether the kernel places its threads only by the flat index (see `Kernel::new`).
+    flat_only: bool,
     group_axes: [bool; 3],
     /// Axes along which the kernel reads its group's id or the group count.
     group_ids_read: [bool; 3],
@@ -129,6 +131,19 @@ impl<'a> Kernel<'a> {
                 _ => {}
             }
         }
+        // A kernel that places its threads only by the flat index (and its
+        // lane and wave) runs the same for every shape of N threads as for
+        // one row of N: its questions are asked for one row.
+        let mut operand = vec![false; f.insts.len()];
+        for b in &f.blocks {
+            for &v in &b.insts {
+                f.inst(v).op.for_each_operand(|o| operand[o.index()] = true);
+            }
+            if let Some(c) = b.term.condition() {
+                operand[c.index()] = true;
+            }
+        }
+        let flat_only = f.insts.iter().enumerate().all(|(i, inst)| !operand[i] || !matches!(inst.op, Op::Builtin(Builtin::LocalId(_) | Builtin::GroupSize(_))));
         let group_ids_read = group_axes;
         // The grid always may have several groups along x, unless the launches
         // say otherwise (or, for reports, a flat global id does).
@@ -183,6 +198,7 @@ impl<'a> Kernel<'a> {
             header_of,
             trip_counts,
             thread_axes,
+            flat_only,
             group_axes,
             group_ids_read,
             grid_size,
@@ -233,12 +249,6 @@ impl<'a> Kernel<'a> {
     /// where the whole wave runs: it elects lane 0.
     pub fn elects_lane_zero(&self, v: Value) -> bool {
         matches!(self.f.inst(v).op, Op::Wave(WaveOp::IsFirstLane, _)) && self.block_of(v).is_some_and(|b| self.uni.block_level(b) >= Level::Wave)
-    }
-
-    /// Whether the group's size is open and the kernel may spread its
-    /// threads beyond the x axis (it names y or z, or a flat index).
-    pub fn spreads_beyond_x(&self) -> bool {
-        self.group_size.is_none() && (self.thread_axes[1] || self.thread_axes[2])
     }
 
     /// Whether `v` has one value in every iteration of loop `l`.
@@ -396,8 +406,6 @@ pub struct Query<'k> {
     pub cells_per_elem: u32,
     /// The thread CPU time its searches stop at (the file's time for race analysis).
     pub deadline: Option<std::time::Duration>,
-    /// Where the group's size is open: take it to be one row of threads along x.
-    pub one_row: bool,
 }
 
 /// Two threads and the cell they both touch.
@@ -689,6 +697,11 @@ impl Build<'_> {
         }
     }
 
+    /// Whether the group is taken to be one row of threads along x.
+    fn one_row(&self) -> bool {
+        self.q.k.flat_only
+    }
+
     /// The wave width lanes and wave indices follow in this question.
     fn wave_width(&self) -> Option<u32> {
         self.q.waves.width().or(self.q.k.wave_size())
@@ -697,7 +710,7 @@ impl Build<'_> {
     fn tid(&mut self, s: u8, ax: u8) -> Var {
         let hi = match self.q.k.group_size {
             Some(g) => g[ax as usize % 3] as i128 - 1,
-            None if !self.q.k.thread_axes[ax as usize % 3] || (self.q.one_row && !(ax as usize).is_multiple_of(3)) => 0,
+            None if !self.q.k.thread_axes[ax as usize % 3] || (self.one_row() && !(ax as usize).is_multiple_of(3)) => 0,
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
         };
@@ -963,7 +976,7 @@ impl Build<'_> {
                 let z = Lin::var(self.tid(s, 2));
                 match q.k.group_size {
                     Some([sx, sy, _]) => x.add(&y.scale(sx as i128)).add(&z.scale(sx as i128 * sy as i128)),
-                    None if q.one_row => x,
+                    None if self.one_row() => x,
                     None => {
                         let bx = self.builtin(s, Builtin::GroupSize(0));
                         let by = self.builtin(s, Builtin::GroupSize(1));
@@ -1002,7 +1015,6 @@ impl Build<'_> {
             }
             Builtin::GroupSize(ax) => match q.k.group_size {
                 Some(g) => Lin::konst(g[ax as usize % 3] as i128),
-                None if q.one_row && ax % 3 > 0 => Lin::konst(1),
                 None => {
                     let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
                     let hi = q.k.axis_limits[ax as usize % 3].map_or(hi, |limit| hi.min(limit as i128));
