@@ -133,7 +133,8 @@ impl<'a> Kernel<'a> {
         }
         // A kernel that places its threads only by the flat index (and its
         // lane and wave) runs the same for every shape of N threads as for
-        // one row of N: its questions are asked for one row.
+        // one row of N: its questions are asked for one row, where no
+        // launch fixes an extent (a witness never contradicts one).
         let mut operand = vec![false; f.insts.len()];
         for b in &f.blocks {
             for &v in &b.insts {
@@ -143,7 +144,8 @@ impl<'a> Kernel<'a> {
                 operand[c.index()] = true;
             }
         }
-        let flat_only = f.insts.iter().enumerate().all(|(i, inst)| !operand[i] || !matches!(inst.op, Op::Builtin(Builtin::LocalId(_) | Builtin::GroupSize(_))));
+        let extents_open = f.entry.as_ref().is_none_or(|e| e.group_extent == [None; 3]);
+        let flat_only = extents_open && f.insts.iter().enumerate().all(|(i, inst)| !operand[i] || !matches!(inst.op, Op::Builtin(Builtin::LocalId(_) | Builtin::GroupSize(_))));
         let group_ids_read = group_axes;
         // The grid always may have several groups along x, unless the launches
         // say otherwise (or, for reports, a flat global id does).
@@ -697,25 +699,24 @@ impl Build<'_> {
         }
     }
 
-    /// Whether the group is taken to be one row of threads along x.
-    fn one_row(&self) -> bool {
-        self.q.k.flat_only
-    }
-
     /// The wave width lanes and wave indices follow in this question.
     fn wave_width(&self) -> Option<u32> {
         self.q.waves.width().or(self.q.k.wave_size())
     }
 
     fn tid(&mut self, s: u8, ax: u8) -> Var {
+        let one_row = self.q.k.flat_only;
         let hi = match self.q.k.group_size {
             Some(g) => g[ax as usize % 3] as i128 - 1,
-            None if !self.q.k.thread_axes[ax as usize % 3] || (self.one_row() && !(ax as usize).is_multiple_of(3)) => 0,
+            // One row: x is the flat index, below the group's thread count.
+            None if one_row && ax % 3 == 0 => self.q.k.group_threads as i128 - 1,
+            None if one_row || !self.q.k.thread_axes[ax as usize % 3] => 0,
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
         };
+        // Limits on the x extent do not bound a flat index.
         let hi = match (self.q.k.group_size, self.q.k.axis_limits[ax as usize % 3]) {
-            (None, Some(limit)) => hi.min(limit as i128 - 1),
+            (None, Some(limit)) if !one_row => hi.min(limit as i128 - 1),
             _ => hi,
         };
         let v = self.var(Key::Tid(s, ax), 0, hi.max(0));
@@ -976,7 +977,7 @@ impl Build<'_> {
                 let z = Lin::var(self.tid(s, 2));
                 match q.k.group_size {
                     Some([sx, sy, _]) => x.add(&y.scale(sx as i128)).add(&z.scale(sx as i128 * sy as i128)),
-                    None if self.one_row() => x,
+                    None if q.k.flat_only => x,
                     None => {
                         let bx = self.builtin(s, Builtin::GroupSize(0));
                         let by = self.builtin(s, Builtin::GroupSize(1));
