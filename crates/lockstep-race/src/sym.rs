@@ -709,7 +709,7 @@ impl Build<'_> {
         let hi = match self.q.k.group_size {
             Some(g) => g[ax as usize % 3] as i128 - 1,
             // One row: x is the flat index, below the group's thread count.
-            None if one_row && ax % 3 == 0 => self.q.k.group_threads as i128 - 1,
+            None if one_row && (ax as usize).is_multiple_of(3) => self.q.k.group_threads as i128 - 1,
             None if one_row || !self.q.k.thread_axes[ax as usize % 3] => 0,
             None if ax == 2 => 63.min(self.q.k.max_threads as i128 - 1),
             None => self.q.k.max_threads as i128 - 1,
