@@ -188,6 +188,9 @@ pub struct EntryInfo {
     /// launch makes the group's extent there (`dim3(32, k)` with `k` passed
     /// on): a thread id there is below that parameter's value.
     pub group_extent_params: [Option<u32>; 3],
+    /// Per axis, how every launch computes the group count there from one
+    /// kernel parameter (`param` its `Op::Param` index).
+    pub grid_count_params: [Option<GroupCount>; 3],
     /// Groups in the grid along each axis where it is known (`--grid-size`,
     /// or every launch agrees on it).
     pub grid_size: [Option<u32>; 3],
@@ -222,6 +225,7 @@ impl EntryInfo {
             };
             self.group_extent = agreed(|l| l.group);
             self.group_extent_params = agreed(|l| l.group_params);
+            self.grid_count_params = std::array::from_fn(|ax| first.grid_params[ax].filter(|&c| rest.iter().all(|l| l.grid_params[ax] == Some(c))));
             self.grid_size = agreed(|l| l.grid);
         }
         self.launches = launches;
@@ -245,6 +249,18 @@ pub struct Launch {
     /// Per axis, the kernel argument (by its place in the source's list)
     /// whose value the group's extent is there.
     pub group_params: [Option<u32>; 3],
+    /// Per axis, how the group count is computed from a kernel argument (by
+    /// its place in the source's list).
+    pub grid_params: [Option<GroupCount>; 3],
+}
+
+/// A group count a launch computes from one kernel argument:
+/// `(param + add) / div`, rounded down (`n / 16`, `(n + 15) / 16`, `n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupCount {
+    pub param: u32,
+    pub add: i64,
+    pub div: u32,
 }
 
 /// A call site a function body was inlined through.

@@ -430,6 +430,13 @@ impl<'t> FnLowerer<'_, 't> {
                     return None;
                 }
                 if let Some(value) = args.get(d).and_then(|&a| self.extent_value(a, span)) {
+                    // The domain's extent from a host value: its tiles along the axis count the groups.
+                    if let (Some(gs), &Op::Param(param)) = (tiles, &self.f.inst(value).op) {
+                        let axis = rank - 1 - d;
+                        if let Some(entry) = self.f.entry.as_mut() {
+                            entry.grid_count_params[axis] = Some(lockstep_ir::GroupCount { param, add: 0, div: gs[axis] });
+                        }
+                    }
                     return Some(value);
                 }
                 Some(match tiles {

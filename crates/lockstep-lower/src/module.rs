@@ -152,7 +152,7 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
     if lang.c_family().0.host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
-            let launch = |template_args, derived| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, derived, group_params: l.group_args };
+            let launch = |template_args, derived| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, derived, group_params: l.group_args, grid_params: l.grid_args.map(|c| c.map(|c| lockstep_ir::GroupCount { param: c.arg, add: c.add, div: c.div })) };
             let written = l.template_args.as_deref().map(template::normalized);
             let entry = table.entry(l.kernel).or_default();
             // One launch per argument list it stands for (the host templates around it instantiated).
@@ -1400,6 +1400,7 @@ pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     }
     if let Some(grid) = configured.and_then(|k| k.grid_size) {
         info.grid_size = grid.map(Some);
+        info.grid_count_params = [None; 3];
     }
     if let Some(gs) = ctx.options.group_size {
         info.group_size = Some(gs);
@@ -1408,6 +1409,7 @@ pub fn configured_shape(ctx: &Ctx, name: Option<&str>, info: &mut EntryInfo) {
     }
     if let Some(grid) = ctx.options.grid_size {
         info.grid_size = grid.map(Some);
+        info.grid_count_params = [None; 3];
     }
 }
 

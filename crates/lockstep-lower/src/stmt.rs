@@ -526,6 +526,7 @@ impl<'c, 't> FnLowerer<'c, 't> {
         // Launches name arguments by their place in the source's list.
         if let Some(entry) = self.f.entry.as_mut() {
             entry.group_extent_params = entry.group_extent_params.map(|p| p.and_then(|p| single.get(p as usize).copied().flatten()));
+            entry.grid_count_params = entry.grid_count_params.map(|c| c.and_then(|c| Some(lockstep_ir::GroupCount { param: single.get(c.param as usize).copied().flatten()?, ..c })));
         }
     }
 

@@ -331,15 +331,31 @@ impl Problem {
         let mut rank = vec![0u8; self.dom.len()];
         self.les.iter().flat_map(|l| &l.terms).for_each(|t| rank[t.0] = 1);
         self.funcs.iter().for_each(|f| rank[f.out] = 2);
+        // Candidates start at the bounds propagation gives (`n >= 16` where
+        // `16 * groups <= n` and a group exists), not at the declared ones.
+        let mut dom = self.dom.clone();
+        if !self.propagate(&mut dom) {
+            return None;
+        }
         let known = |keep: &dyn Fn(Var) -> bool| -> Vec<Option<i128>> {
             (0..self.dom.len()).map(|v| partial.get(v).copied().flatten().filter(|_| keep(v)).or_else(|| (self.dom[v].0 == self.dom[v].1).then_some(self.dom[v].0))).collect()
         };
         let seeds = [known(&|_| true), known(&|v| self.first[v]), known(&|_| false)];
         let mut budget = COMPLETION_BUDGET;
-        seeds.into_iter().find_map(|seed| self.extend(seed, &rank, &mut budget))
+        seeds.into_iter().find_map(|seed| self.extend(seed, &rank, &dom, &mut budget)).or_else(|| {
+            // Bounds that tie a host value to a launch count (`16 * groups <=
+            // n + 15`) put it after the thread ids, whose choice then decides
+            // it; in the order of first use, it is chosen first.
+            let mut budget = COMPLETION_BUDGET;
+            let in_order: Vec<u8> = self.funcs.iter().fold(vec![0u8; self.dom.len()], |mut r, f| {
+                r[f.out] = 1;
+                r
+            });
+            self.extend(known(&|_| false), &in_order, &dom, &mut budget)
+        })
     }
 
-    fn extend(&self, mut val: Vec<Option<i128>>, rank: &[u8], budget: &mut u32) -> Option<Vec<i128>> {
+    fn extend(&self, mut val: Vec<Option<i128>>, rank: &[u8], dom: &[(i128, i128)], budget: &mut u32) -> Option<Vec<i128>> {
         *budget = budget.checked_sub(1)?;
         let eval = |l: &Lin, val: &[Option<i128>]| l.terms.iter().try_fold(l.k, |s, &(v, c)| val[v].map(|x| s.saturating_add(c.saturating_mul(x))));
         // What follows from the values fixed so far.
@@ -372,7 +388,7 @@ impl Problem {
             }
         }
         // Prune as soon as a fixed value leaves its domain or breaks a decided constraint.
-        let in_domain = val.iter().zip(&self.dom).all(|(x, &(lo, hi))| x.is_none_or(|x| lo <= x && x <= hi));
+        let in_domain = val.iter().zip(dom).all(|(x, &(lo, hi))| x.is_none_or(|x| lo <= x && x <= hi));
         let broken = self.eqs.iter().any(|e| eval(e, &val).is_some_and(|x| x != 0))
             || self.les.iter().any(|e| eval(e, &val).is_some_and(|x| x > 0))
             || self.nes.iter().any(|e| eval(e, &val) == Some(0));
@@ -384,7 +400,7 @@ impl Problem {
             return self.holds(&val).then_some(val);
         };
         // The bounds inequalities with no other open variable give `v`.
-        let (mut lo, mut hi) = self.dom[v];
+        let (mut lo, mut hi) = dom[v];
         for l in &self.les {
             let c = l.coef(v);
             if c == 0 {
@@ -410,7 +426,7 @@ impl Problem {
         candidates.into_iter().find_map(|x| {
             let mut next = val.clone();
             next[v] = Some(x);
-            self.extend(next, rank, budget)
+            self.extend(next, rank, dom, budget)
         })
     }
 

@@ -1481,6 +1481,7 @@ impl Build<'_> {
     /// Block and grid sizes bound the ids: `t < blockDim`, `g < gridDim`.
     fn size_bounds(&mut self) {
         for ax in 0..3u8 {
+            self.group_count_from_argument(ax);
             if let Some(&bd) = self.keys.get(&Key::BlockDim(ax)) {
                 for s in 0..2 {
                     if let Some(&t) = self.keys.get(&Key::Tid(s, ax)) {
@@ -1495,6 +1496,30 @@ impl Build<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Where every launch computes the group count along `ax` from a kernel
+    /// argument the question reads (`grid(n / 16)` with `n` passed on), the
+    /// count and the argument bound each other: `div * groups <= n + add <
+    /// div * (groups + 1)`. A group's index below the count then bounds the
+    /// argument (`16 * blockIdx.x + 15 < n`).
+    fn group_count_from_argument(&mut self, ax: u8) {
+        let f = self.q.k.f;
+        let Some(count) = f.entry.as_ref().and_then(|e| e.grid_count_params[ax as usize]) else { return };
+        if self.q.k.grid_size[ax as usize].is_some() {
+            return;
+        }
+        let arguments: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::Leaf(_, v) if f.inst(*v).op == Op::Param(count.param))).map(|(_, &var)| var).collect();
+        let counted = self.keys.iter().any(|(key, _)| matches!(key, Key::Gid(_, a) | Key::NumGroups(a) if *a == ax));
+        if arguments.is_empty() || !counted {
+            return;
+        }
+        let groups = Lin::var(self.var(Key::NumGroups(ax), 1, INF)).scale(count.div as i128);
+        for arg in arguments {
+            let dividend = Lin::var(arg).plus(count.add as i128);
+            self.p.at_most(&groups, &dividend);
+            self.p.at_most(&dividend, &groups.plus(count.div as i128 - 1));
         }
     }
 

@@ -38,6 +38,18 @@ pub struct KernelLaunch {
     /// the group's extent is made of there (`dim3 block(32, k)` with `k`
     /// also passed to the kernel): inside, `threadIdx.y < that parameter`.
     pub group_args: [Option<u32>; 3],
+    /// Per axis, the kernel argument the grid's group count is computed from.
+    pub grid_args: [Option<GroupCount>; 3],
+}
+
+/// A group count computed from a kernel argument: `(argument + add) / div`,
+/// rounded down (`n / 16`, `(n + 15) / 16`, `n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupCount {
+    /// The argument's place in the kernel's argument list.
+    pub arg: u32,
+    pub add: i64,
+    pub div: u32,
 }
 
 /// Every kernel launch in preprocessed CUDA text, in text order.
@@ -60,6 +72,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
                 instances: if template_args.is_some() { instances.of_mention(s.name) } else { Vec::new() },
                 template_args,
                 group_args: eval.group_args(s),
+                grid_args: eval.grid_args(s),
             }
         })
         .collect();
@@ -81,7 +94,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
             Some(end) if end > i + 3 => (Some(written(i + 2..end - 1)), instances.of_mention(i)),
             _ => (None, Vec::new()),
         };
-        launches.push(KernelLaunch { kernel: word.to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args, instances, group_args: [None; 3] });
+        launches.push(KernelLaunch { kernel: word.to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args, instances, group_args: [None; 3], grid_args: [None; 3] });
     }
     launches.sort_by_key(|l| l.range.start);
     launches
@@ -525,7 +538,7 @@ impl<'t> Eval<'_, 't> {
 
     /// A positive component that fits the hardware's counters.
     fn int(&self, r: Range<usize>, depth: u32) -> Option<u32> {
-        let mut parser = Parser { e: self, pos: r.start, end: r.end, depth };
+        let mut parser = Parser { e: self, pos: r.start, end: r.end, depth, bound: None };
         let v = parser.expr(0)?;
         (parser.pos == r.end).then_some(())?;
         u32::try_from(v).ok().filter(|&v| v > 0)
@@ -537,10 +550,25 @@ impl<'t> Eval<'_, 't> {
     fn variable(&self, name: usize, depth: u32) -> Option<[Option<u32>; 3]> {
         let s = self.s;
         let word = s.str(name);
-        let body = s.body_of[self.at];
         if let Some(value) = self.case_value(word, depth) {
             return Some([Some(value), Some(1), Some(1)]);
         }
+        let (decl, words) = self.declaration(name)?;
+        let open = decl + 1;
+        if s.is(open, "=") {
+            return Some(self.dims(self.initializer(decl)?, depth + 1));
+        }
+        let inner = open + 1..s.close[open]?;
+        Some(if words.contains(&"dim3") { self.components(inner, depth + 1) } else { self.dims(inner, depth + 1) })
+    }
+
+    /// The one declaration of the variable named at `name` that the launch
+    /// sees, when nothing but launches mentions it after (so nothing can
+    /// change it), with its type words.
+    fn declaration(&self, name: usize) -> Option<(usize, Vec<&'t str>)> {
+        let s = self.s;
+        let word = s.str(name);
+        let body = s.body_of[self.at];
         let before = self.names.declarations.get(word).map_or(&[][..], |d| &d[..d.partition_point(|&j| j < self.at)]);
         // The declarations in scope at the launch: in its function, in a
         // brace block that encloses the launch (`if (…) { dim3 b(32); k<<<1, b>>>(); }
@@ -571,16 +599,18 @@ impl<'t> Eval<'_, 't> {
             }
             _ => return None,
         };
-        let open = decl + 1;
-        if s.is(open, "=") {
-            let mut end = open + 1;
-            while !matches!(s.str(end), ";" | "," | "") {
-                end = s.skip(end)?;
-            }
-            return Some(self.dims(open + 1..end, depth + 1));
+        Some((decl, words))
+    }
+
+    /// The tokens after `=` in the declaration at `decl`.
+    fn initializer(&self, decl: usize) -> Option<Range<usize>> {
+        let s = self.s;
+        s.is(decl + 1, "=").then_some(())?;
+        let mut end = decl + 2;
+        while !matches!(s.str(end), ";" | "," | "") {
+            end = s.skip(end)?;
         }
-        let inner = open + 1..s.close[open]?;
-        Some(if words.contains(&"dim3") { self.components(inner, depth + 1) } else { self.dims(inner, depth + 1) })
+        Some(decl + 2..end)
     }
 }
 
@@ -625,7 +655,7 @@ impl<'t> Eval<'_, 't> {
     fn case_value(&self, word: &'t str, depth: u32) -> Option<u32> {
         let label = self.case_value_label(word)?;
         self.unchanged(word).then_some(())?;
-        let v = Parser { e: self, pos: label.start, end: label.end, depth: depth + 1 }.whole()?;
+        let v = Parser { e: self, pos: label.start, end: label.end, depth: depth + 1, bound: None }.whole()?;
         u32::try_from(v).ok()
     }
 
@@ -642,6 +672,64 @@ impl<'t> Eval<'_, 't> {
             let position = args.iter().position(|a| single(a) == Some(word))?;
             u32::try_from(position).ok()
         })
+    }
+
+    /// Per axis of the launch's grid, how its group count follows from a
+    /// kernel argument: `n`, `n / 16` or `(n + 15) / 16` with `n` an
+    /// unchanged variable also passed to the kernel (directly or through
+    /// one `int blocks = …;`).
+    fn grid_args(&self, site: &Site) -> [Option<GroupCount>; 3] {
+        let s = self.s;
+        let single = |r: &Range<usize>| (r.len() == 1 && s.toks[r.start].kind == Kind::Ident).then(|| s.str(r.start));
+        let args: Vec<Range<usize>> = site.args.clone().and_then(|r| s.split(r)).unwrap_or_default();
+        let parts = self.component_parts(site.grid.clone(), 0);
+        std::array::from_fn(|ax| {
+            let mut part = parts.get(ax)?.clone();
+            if single(&part).is_some_and(|w| !args.iter().any(|a| single(a) == Some(w))) {
+                part = self.declaration(part.start).and_then(|(decl, _)| self.initializer(decl))?;
+            }
+            let part = self.without_parentheses(part);
+            args.iter().enumerate().find_map(|(position, a)| {
+                let word = single(a)?;
+                (self.unchanged(word) && self.case_value(word, 0).is_none()).then_some(())?;
+                let (add, div) = self.quotient_of(part.clone(), word)?;
+                Some(GroupCount { arg: u32::try_from(position).ok()?, add, div })
+            })
+        })
+    }
+
+    fn without_parentheses(&self, mut r: Range<usize>) -> Range<usize> {
+        while r.len() > 2 && self.s.is(r.start, "(") && self.s.close[r.start] == Some(r.end - 1) {
+            r = r.start + 1..r.end - 1;
+        }
+        r
+    }
+
+    /// `(add, div)` where the tokens `r` compute `(word + add) / div` (or
+    /// `word + add` with div 1; the sum only with add 0) for every value of
+    /// `word`, which they name once.
+    fn quotient_of(&self, r: Range<usize>, word: &str) -> Option<(i64, u32)> {
+        let s = self.s;
+        let at = |value: i128, r: &Range<usize>| Parser { e: self, pos: r.start, end: r.end, depth: 0, bound: Some((word, value)) }.whole();
+        // The top level of `r`: a dividend, `/`, and one divisor token or bracket.
+        let mut top = Vec::new();
+        let mut i = r.start;
+        while i < r.end {
+            top.push(i);
+            i = s.skip(i)?;
+        }
+        let (dividend, div) = match top.as_slice() {
+            [.., slash, last] if s.is(*slash, "/") && s.skip(*last) == Some(r.end) => {
+                (self.without_parentheses(r.start..*slash), self.int(*last..r.end, 0)?)
+            }
+            _ => (r.clone(), 1),
+        };
+        (self.names.mentions_in(word, dividend.clone()).len() == 1).then_some(())?;
+        // The dividend is `word + add`: it moves one for one with `word`.
+        let add = at(0, &dividend)?;
+        let moves = [1, 4_099, 1_000_003].iter().all(|&w| at(w, &dividend) == Some(add + w));
+        (moves && (div > 1 || add == 0)).then_some(())?;
+        Some((i64::try_from(add).ok()?, div))
     }
 
     /// The component expressions of a `dim3` argument, through one
@@ -661,10 +749,14 @@ impl<'t> Eval<'_, 't> {
             let body = s.body_of[self.at];
             let decl = self.names.declarations.get(word).and_then(|d| d.iter().rev().find(|&&j| j < self.at && s.body_of[j] == body && body.is_some()));
             if let Some(&decl) = decl {
-                if s.declaration_words(decl).is_some_and(|w| w.contains(&"dim3")) && s.is(decl + 1, "(") && self.unchanged(word) {
+                let words = s.declaration_words(decl).unwrap_or_default();
+                if words.contains(&"dim3") && s.is(decl + 1, "(") && self.unchanged(word) {
                     return s.close[decl + 1].and_then(|c| s.split(decl + 2..c)).unwrap_or_default();
                 }
-                return Vec::new();
+                // An integer variable is the x component.
+                if words.contains(&"dim3") {
+                    return Vec::new();
+                }
             }
         }
         vec![r]
@@ -677,6 +769,8 @@ struct Parser<'e, 's, 't> {
     pos: usize,
     end: usize,
     depth: u32,
+    /// A name read as the given value instead of being followed.
+    bound: Option<(&'e str, i128)>,
 }
 
 impl Parser<'_, '_, '_> {
@@ -742,12 +836,13 @@ impl Parser<'_, '_, '_> {
             "~" => self.unary().map(|v| !v),
             "(" => {
                 let close = self.e.s.close[at].filter(|&c| c < self.end)?;
-                let v = Parser { e: self.e, pos: at + 1, end: close, depth: self.depth }.whole()?;
+                let v = Parser { e: self.e, pos: at + 1, end: close, depth: self.depth, bound: self.bound }.whole()?;
                 self.pos = close + 1;
                 Some(v)
             }
             word => match self.e.s.toks.get(at)?.kind {
                 Kind::Number => parse_int(word),
+                Kind::Ident if self.bound.is_some_and(|(name, _)| name == word) => self.bound.map(|(_, v)| v),
                 Kind::Ident => match self.e.variable(at, self.depth + 1)? {
                     [Some(x), Some(1), Some(1)] => Some(x as i128),
                     _ => None,
@@ -772,7 +867,7 @@ fn fold_constant(text: &str) -> Option<i128> {
     }
     let names = Names::new(&s, &[]);
     let e = Eval { s: &s, at: s.toks.len(), names: &names };
-    Parser { e: &e, pos: 0, end: s.toks.len(), depth: 0 }.whole()
+    Parser { e: &e, pos: 0, end: s.toks.len(), depth: 0, bound: None }.whole()
 }
 
 /// An integer literal with C's prefixes, separators and suffixes.
@@ -951,5 +1046,18 @@ mod tests {
     fn a_kernel_handed_on_may_run_with_any_shape() {
         let text = "__global__ void k(int* p);\nvoid host(int* p) {\n  k<<<1, 32>>>(p);\n  cudaFuncSetAttribute(k, attr, 0);\n  cudaFuncSetAttribute((k), attr, 0);\n  run_later(k);\n}\n";
         assert_eq!(shapes(text), [("k".into(), [ONE; 3], [Some(32), ONE, ONE]), ("k".into(), [None; 3], [None; 3])]);
+    }
+}
+
+#[cfg(test)]
+mod grid_count_tests {
+    use super::*;
+
+    #[test]
+    fn group_counts_follow_kernel_arguments() {
+        let text = "void run(float* p, int n, int m) {\n  dim3 grid(n / 16, (m + 15) / 16);\n  k<<<grid, dim3(16, 16)>>>(p, n, m);\n  int blocks = n / 256;\n  k<<<blocks, 256>>>(p, n, m);\n  k<<<(n + 255) / 256, 256>>>(p, m, n);\n  k<<<n, 1>>>(p, n, m);\n  k<<<n / 16 + 1, 1>>>(p, n, m);\n  k<<<2 * n / 16, 1>>>(p, n, m);\n}\n";
+        let counts: Vec<_> = kernel_launches(text).iter().map(|l| l.grid_args).collect();
+        let c = |arg, add, div| Some(GroupCount { arg, add, div });
+        assert_eq!(counts, [[c(1, 0, 16), c(2, 15, 16), None], [c(1, 0, 256), None, None], [c(2, 255, 256), None, None], [c(1, 0, 1), None, None], [None; 3], [None; 3]]);
     }
 }
