@@ -211,9 +211,6 @@ struct Ctx<'a> {
     done: HashSet<(Value, Value, Alloc)>,
     /// Pairs reported as stores of one value (a note), still asked about.
     benign: HashSet<(Value, Value, Alloc)>,
-    /// Device pairs the group pass reported without proof: the cross-group
-    /// pass still asks, and a proven race found there replaces the report.
-    unproven: HashSet<(Value, Value, Alloc)>,
     out: Vec<Finding>,
     stats: Stats,
     queries: std::cell::Cell<usize>,
@@ -355,7 +352,6 @@ pub fn analyze_kernel_until<'a>(module: &'a Module, k: &'a Kernel<'a>, deadline:
         acc,
         done: HashSet::new(),
         benign: HashSet::new(),
-        unproven: HashSet::new(),
         out: Vec::new(),
         stats,
         queries: std::cell::Cell::new(0),
@@ -1056,9 +1052,6 @@ impl Ctx<'_> {
                             }
                         } else {
                             self.done.insert(key);
-                            if space == Space::Device && !w.exact {
-                                self.unproven.insert(key);
-                            }
                             if self.benign.remove(&key) {
                                 self.out.retain(|x| !(x.same_value && x.alloc == key.2 && x.earlier.is_some_and(|y| pair(x.later.inst, y.inst) == (key.0, key.1))));
                             }
@@ -1189,7 +1182,7 @@ impl Ctx<'_> {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
                         let key = reported(e, l);
-                        if !may_race(f, e, l) || (self.done.contains(&key) && !self.unproven.contains(&key)) {
+                        if !may_race(f, e, l) || self.done.contains(&key) {
                             continue;
                         }
                         if guarded[em.0] && guarded[lm.0] {
@@ -1202,13 +1195,6 @@ impl Ctx<'_> {
                             continue;
                         }
                         let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1), &[]) else { continue };
-                        if self.unproven.contains(&key) {
-                            if !w.exact {
-                                continue;
-                            }
-                            self.unproven.remove(&key);
-                            self.out.retain(|x| !(x.alloc == key.2 && x.earlier.is_some_and(|y| pair(x.later.inst, y.inst) == (key.0, key.1))));
-                        }
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
                         // After the atomic on every path, or after the very

@@ -233,6 +233,8 @@ pub struct Problem {
     /// Variables the search branches on first (thread ids: fixing them
     /// usually fixes the rest by propagation).
     pub first: Vec<bool>,
+    /// Host values bounds tie to a launch's group count (`16 * groups <= n`).
+    pub tied: Vec<Var>,
     /// `lin == 0`.
     pub eqs: Vec<Lin>,
     /// `lin <= 0`.
@@ -331,21 +333,19 @@ impl Problem {
         let mut rank = vec![0u8; self.dom.len()];
         self.les.iter().flat_map(|l| &l.terms).for_each(|t| rank[t.0] = 1);
         self.funcs.iter().for_each(|f| rank[f.out] = 2);
-        // Candidates start at the bounds propagation gives (`n >= 16` where
-        // `16 * groups <= n` and a group exists), not at the declared ones.
-        let mut dom = self.dom.clone();
-        if !self.propagate(&mut dom) {
-            return None;
-        }
         let known = |keep: &dyn Fn(Var) -> bool| -> Vec<Option<i128>> {
             (0..self.dom.len()).map(|v| partial.get(v).copied().flatten().filter(|_| keep(v)).or_else(|| (self.dom[v].0 == self.dom[v].1).then_some(self.dom[v].0))).collect()
         };
         let seeds = [known(&|_| true), known(&|v| self.first[v]), known(&|_| false)];
         let mut budget = COMPLETION_BUDGET;
-        seeds.into_iter().find_map(|seed| self.extend(seed, &rank, &dom, &mut budget)).or_else(|| {
-            // Bounds that tie a host value to a launch count (`16 * groups <=
-            // n + 15`) put it after the thread ids, whose choice then decides
-            // it; in the order of first use, it is chosen first.
+        seeds.into_iter().find_map(|seed| self.extend(seed, &rank, &self.dom, &mut budget)).or_else(|| {
+            // Bounds that tie a host value to a launch's group count (`16 *
+            // groups <= n + 15`) rank it after the thread ids, whose choice
+            // then decides it. Once more, in the order of first use, from
+            // the bounds propagation gives (`n >= 1` where a group exists).
+            (!self.tied.is_empty()).then_some(())?;
+            let mut dom = self.dom.clone();
+            self.propagate(&mut dom).then_some(())?;
             let mut budget = COMPLETION_BUDGET;
             let in_order: Vec<u8> = self.funcs.iter().fold(vec![0u8; self.dom.len()], |mut r, f| {
                 r[f.out] = 1;
@@ -549,7 +549,7 @@ impl Problem {
         }
         let mut roots: Vec<usize> = Vec::new();
         let mut parts: Vec<Problem> = Vec::new();
-        let empty = |p: &Problem| Problem { dom: p.dom.clone(), first: p.first.clone(), ..Problem::default() };
+        let empty = |p: &Problem| Problem { dom: p.dom.clone(), first: p.first.clone(), tied: p.tied.clone(), ..Problem::default() };
         let slot = |vars: Vec<Var>, parent: &mut Vec<usize>, roots: &mut Vec<usize>, parts: &mut Vec<Problem>| -> usize {
             // Constant constraints share one part of their own.
             let r = vars.first().map_or(usize::MAX, |&v| find(parent, v));
@@ -1033,6 +1033,7 @@ impl Problem {
         let mut p = Problem {
             dom: dom.clone(),
             first: self.first.clone(),
+            tied: self.tied.clone(),
             eqs: self.eqs.iter().map(fix).collect(),
             les: self.les.iter().map(fix).collect(),
             nes: self.nes.iter().map(fix).collect(),

@@ -100,6 +100,7 @@ impl<'a> Kernel<'a> {
         let is = |v: Value, b: Builtin| matches!(f.inst(v).op, Op::Builtin(x) if x == b);
         let extent = |v: Value| matches!(f.inst(v).op, Op::Builtin(Builtin::GroupSize(_)));
         let count = |v: Value| extent(v) || matches!(f.inst(v).op, Op::Binary(BinOp::Mul, p, q) if extent(p) && extent(q));
+        let extents_open = f.entry.as_ref().is_none_or(|e| e.group_extent == [None; 3]);
         let mut used = vec![false; f.insts.len()];
         for b in &f.blocks {
             for &v in &b.insts {
@@ -120,12 +121,17 @@ impl<'a> Kernel<'a> {
                 used[c.index()] = true;
             }
         }
+        let names_x = f.insts.iter().enumerate().any(|(i, inst)| used[i] && matches!(inst.op, Op::Builtin(Builtin::LocalId(0) | Builtin::GroupSize(0))));
         for (i, inst) in f.insts.iter().enumerate() {
             if !used[i] {
                 continue;
             }
             match inst.op {
                 Op::Builtin(Builtin::LocalId(a) | Builtin::GroupSize(a)) => thread_axes[a as usize % 3] = true,
+                // A flat index names no axis: where no launch or layout gives
+                // an extent, a kernel that names x and spreads its threads
+                // along y or z names them too (`threadIdx.y`, `blockDim.y`).
+                Op::Builtin(Builtin::LocalIndex) if extents_open && names_x => thread_axes[0] = true,
                 Op::Builtin(Builtin::LocalIndex) => thread_axes = [true; 3],
                 Op::Builtin(Builtin::GroupId(a) | Builtin::NumGroups(a)) => group_axes[a as usize % 3] = true,
                 _ => {}
@@ -144,7 +150,6 @@ impl<'a> Kernel<'a> {
                 operand[c.index()] = true;
             }
         }
-        let extents_open = f.entry.as_ref().is_none_or(|e| e.group_extent == [None; 3]);
         let flat_only = extents_open && f.insts.iter().enumerate().all(|(i, inst)| !operand[i] || !matches!(inst.op, Op::Builtin(Builtin::LocalId(_) | Builtin::GroupSize(_))));
         let group_ids_read = group_axes;
         // The grid always may have several groups along x, unless the launches
@@ -977,7 +982,7 @@ impl Build<'_> {
                 let z = Lin::var(self.tid(s, 2));
                 match q.k.group_size {
                     Some([sx, sy, _]) => x.add(&y.scale(sx as i128)).add(&z.scale(sx as i128 * sy as i128)),
-                    None if q.k.flat_only => x,
+                    None if q.k.flat_only || !q.k.thread_axes[1] && !q.k.thread_axes[2] => x,
                     None => {
                         let bx = self.builtin(s, Builtin::GroupSize(0));
                         let by = self.builtin(s, Builtin::GroupSize(1));
@@ -1517,6 +1522,7 @@ impl Build<'_> {
         }
         let groups = Lin::var(self.var(Key::NumGroups(ax), 1, INF)).scale(count.div as i128);
         for arg in arguments {
+            self.p.tied.push(arg);
             let dividend = Lin::var(arg).plus(count.add as i128);
             self.p.at_most(&groups, &dividend);
             self.p.at_most(&dividend, &groups.plus(count.div as i128 - 1));
