@@ -1181,8 +1181,7 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        let key = reported(e, l);
-                        if !may_race(f, e, l) || self.done.contains(&key) {
+                        if !may_race(f, e, l) || self.done.contains(&reported(e, l)) {
                             continue;
                         }
                         if guarded[em.0] && guarded[lm.0] {
@@ -1217,7 +1216,7 @@ impl Ctx<'_> {
                         } else {
                             Rule::DeviceRace
                         };
-                        self.done.insert(key);
+                        self.done.insert(reported(e, l));
                         let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid, false);
                         self.out.push(Finding {
                             rule,

@@ -200,6 +200,11 @@ impl<'t> Scanner<'t> {
         self.str(i) == s
     }
 
+    /// The name a token range is, when it is one identifier.
+    fn single_name(&self, r: &Range<usize>) -> Option<&'t str> {
+        (r.len() == 1 && self.toks[r.start].kind == Kind::Ident).then(|| self.str(r.start))
+    }
+
     /// Three tokens `c` in a row with nothing between them (`<<<`, `>>>`).
     fn triple(&self, i: usize, c: &str) -> bool {
         (0..3).all(|k| self.is(i + k, c)) && self.toks[i].end == self.toks[i + 1].start && self.toks[i + 1].end == self.toks[i + 2].start
@@ -503,7 +508,7 @@ impl<'t> Eval<'_, 't> {
         if constructor && s.close[opener] == Some(r.end - 1) {
             return self.components(opener + 1..r.end - 1, depth);
         }
-        if r.len() == 1 && s.toks[r.start].kind == Kind::Ident {
+        if s.single_name(&r).is_some() {
             return self.variable(r.start, depth).unwrap_or(UNKNOWN);
         }
         match self.int(r.clone(), depth) {
@@ -659,17 +664,21 @@ impl<'t> Eval<'_, 't> {
         u32::try_from(v).ok()
     }
 
+    /// Per kernel argument of the launch, the variable it is when that is
+    /// one name the function around never changes and no `case` label fixes.
+    fn passed_variables(&self, site: &Site) -> Vec<Option<&'t str>> {
+        let args = site.args.clone().and_then(|r| self.s.split(r)).unwrap_or_default();
+        args.iter().map(|a| self.s.single_name(a).filter(|&w| self.unchanged(w) && self.case_value(w, 0).is_none())).collect()
+    }
+
     /// Per axis of the launch's group, the kernel argument that is the same
     /// unchanged variable the extent is made of.
     fn group_args(&self, site: &Site) -> [Option<u32>; 3] {
-        let s = self.s;
-        let single = |r: &Range<usize>| (r.len() == 1 && s.toks[r.start].kind == Kind::Ident).then(|| s.str(r.start));
-        let args: Vec<Range<usize>> = site.args.clone().and_then(|r| s.split(r)).unwrap_or_default();
+        let passed = self.passed_variables(site);
         let parts = self.component_parts(site.block.clone(), 0);
         std::array::from_fn(|ax| {
-            let word = single(parts.get(ax)?)?;
-            (self.unchanged(word) && self.case_value(word, 0).is_none()).then_some(())?;
-            let position = args.iter().position(|a| single(a) == Some(word))?;
+            let word = self.s.single_name(parts.get(ax)?)?;
+            let position = passed.iter().position(|&p| p == Some(word))?;
             u32::try_from(position).ok()
         })
     }
@@ -679,20 +688,16 @@ impl<'t> Eval<'_, 't> {
     /// unchanged variable also passed to the kernel (directly or through
     /// one `int blocks = …;`).
     fn grid_args(&self, site: &Site) -> [Option<GroupCount>; 3] {
-        let s = self.s;
-        let single = |r: &Range<usize>| (r.len() == 1 && s.toks[r.start].kind == Kind::Ident).then(|| s.str(r.start));
-        let args: Vec<Range<usize>> = site.args.clone().and_then(|r| s.split(r)).unwrap_or_default();
+        let passed = self.passed_variables(site);
         let parts = self.component_parts(site.grid.clone(), 0);
         std::array::from_fn(|ax| {
             let mut part = parts.get(ax)?.clone();
-            if single(&part).is_some_and(|w| !args.iter().any(|a| single(a) == Some(w))) {
+            if self.s.single_name(&part).is_some_and(|w| !passed.contains(&Some(w))) {
                 part = self.declaration(part.start).and_then(|(decl, _)| self.initializer(decl))?;
             }
             let part = self.without_parentheses(part);
-            args.iter().enumerate().find_map(|(position, a)| {
-                let word = single(a)?;
-                (self.unchanged(word) && self.case_value(word, 0).is_none()).then_some(())?;
-                let (add, div) = self.quotient_of(part.clone(), word)?;
+            passed.iter().enumerate().find_map(|(position, &word)| {
+                let (add, div) = self.quotient_of(part.clone(), word?)?;
                 Some(GroupCount { arg: u32::try_from(position).ok()?, add, div })
             })
         })
@@ -744,8 +749,7 @@ impl<'t> Eval<'_, 't> {
         if constructor && s.close[opener] == Some(r.end - 1) {
             return s.split(opener + 1..r.end - 1).unwrap_or_default();
         }
-        if r.len() == 1 && s.toks[r.start].kind == Kind::Ident {
-            let word = s.str(r.start);
+        if let Some(word) = s.single_name(&r) {
             let body = s.body_of[self.at];
             let decl = self.names.declarations.get(word).and_then(|d| d.iter().rev().find(|&&j| j < self.at && s.body_of[j] == body && body.is_some()));
             if let Some(&decl) = decl {
@@ -1059,5 +1063,20 @@ mod grid_count_tests {
         let counts: Vec<_> = kernel_launches(text).iter().map(|l| l.grid_args).collect();
         let c = |arg, add, div| Some(GroupCount { arg, add, div });
         assert_eq!(counts, [[c(1, 0, 16), c(2, 15, 16), None], [c(1, 0, 256), None, None], [c(2, 255, 256), None, None], [c(1, 0, 1), None, None], [None; 3], [None; 3]]);
+    }
+
+    #[test]
+    fn malformed_or_huge_group_counts_are_unknown() {
+        let deep = format!("{}n{}", "(".repeat(500), ")".repeat(500));
+        let text = format!("void run(float* p, int n) {{
+  k<<<(n + ) / 16, 1>>>(p, n);
+  k<<<(n + 99999999999999999999999) / 16, 1>>>(p, n);
+  k<<<n / 0, 1>>>(p, n);
+  k<<<{deep} / 4, 1>>>(p, n);
+  k<<<(n + n) / 2, 1>>>(p, n);
+}}
+");
+        let counts: Vec<_> = kernel_launches(&text).iter().map(|l| l.grid_args[0]).collect();
+        assert_eq!(counts, [None, None, None, Some(GroupCount { arg: 1, add: 0, div: 4 }), None]);
     }
 }
