@@ -1653,19 +1653,62 @@ impl Build<'_> {
         let value = |l: &Lin| l.terms.iter().try_fold(l.k, |acc, &(v, c)| values[v].map(|x| acc + c * x));
         let mut pairs = Vec::new();
         let mut insts = Vec::new();
-        for a in of_side(0) {
-            let same_stride = |s: u8| of_side(s).filter(|p| p.stride == a.stride).count() == 1;
-            let Some(b) = of_side(1).find(|p| p.stride == a.stride) else { continue };
-            if !same_stride(0) || !same_stride(1) || !addr[0].terms.iter().any(|t| t.0 == a.out) || !addr[1].terms.iter().any(|t| t.0 == b.out) {
-                continue;
+        let uniform = self.uniform_vars();
+        let spread: Vec<Var> = (0..2u8).filter_map(|s| self.keys.get(&Key::Spread(s)).copied()).collect();
+        let group_size: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize)).map(|(_, &v)| v).collect();
+        // Whether side `s` of `sums` (the indices, or two rows of one
+        // stride) holds a column bounded by a width the program states.
+        let stated_width = |s: u8, sums: &[Lin; 2]| {
+            let products: Vec<Var> = of_side(s).map(|p| p.out).collect();
+            // A symbol in both sums is one value for both threads.
+            let shared = |v: Var| uniform[v] || sums[1 - s as usize].coef(v) != 0;
+            let column: Terms = sums[s as usize].terms.iter().filter(|t| !shared(t.0) && !products.contains(&t.0) && !spread.contains(&t.0)).copied().collect();
+            // `column < bound` for some bound: the host's width, a width
+            // that moves with the row (a triangle), or a loop's count (a
+            // loop to a constant). A thread id's range is the group's, not
+            // a width the kernel states (a matrix tile past the edge).
+            let mut given: Vec<bool> = (0..uniform.len()).map(|w| uniform[w] && !group_size.contains(&w)).collect();
+            for p in of_side(s) {
+                p.row.terms.iter().for_each(|t| given[t.0] = true);
             }
-            // Rows the witness keeps together stay together when it is
-            // solved again for the others.
-            if !matches!((value(&a.row), value(&b.row)), (Some(x), Some(y)) if x == y) {
-                insts.push(a.inst);
+            // And what the row and the host's values compute (`i1 * ne0`).
+            let given = self.closed_under_funcs(given);
+            let given = |w: Var| given[w];
+            self.stated_bound(column, &given, 4)
+        };
+        // Products each sum adds; one inside another's row (`i2*ne1` of
+        // `(i2*ne1)*ne0`) lays out rows within rows, taken apart in turn
+        // where the inner column has a stated width. Products of one stride
+        // add up to one row of it (`(i1 + r1)*ne0`).
+        let mut levels = vec![addr.clone()];
+        for depth in 0..3 {
+            let Some(sums) = levels.get(depth).cloned() else { break };
+            let sums = &sums;
+            let in_sum = |s: u8| of_side(s).filter(move |p| sums[s as usize].coef(p.out) != 0);
+            let row_of = |s: u8, stride: &Lin| in_sum(s).filter(|p| p.stride == *stride).fold(Lin::konst(0), |row, p| row.add(&p.row.scale(sums[s as usize].coef(p.out))));
+            let mut strides: Vec<&Lin> = Vec::new();
+            for a in in_sum(0) {
+                if strides.contains(&&a.stride) || in_sum(1).all(|b| b.stride != a.stride) {
+                    continue;
+                }
+                strides.push(&a.stride);
+                let rows = [row_of(0, &a.stride), row_of(1, &a.stride)];
+                // Rows the witness keeps together stay together when it is
+                // solved again for the others.
+                if !matches!((value(&rows[0]), value(&rows[1])), (Some(x), Some(y)) if x == y) {
+                    // The products whose rows differ, or the first of them.
+                    let differs = |p: &StrideProduct| !in_sum(1).any(|b| b.inst == p.inst && matches!((value(&p.row), value(&b.row)), (Some(x), Some(y)) if x == y));
+                    let apart: Vec<Value> = in_sum(0).filter(|p| p.stride == a.stride && differs(p)).map(|p| p.inst).collect();
+                    insts.extend(if apart.is_empty() { vec![a.inst] } else { apart });
+                }
+                if depth + 1 < 3 && stated_width(0, &rows) && stated_width(1, &rows) {
+                    levels.push(rows.clone());
+                }
+                pairs.push((rows[0].clone(), rows[1].clone()));
             }
-            pairs.push((a.row.clone(), b.row.clone()));
         }
+        insts.sort_unstable();
+        insts.dedup();
         // A value the host passes that one index adds and the other does
         // not (`dst[i + n_dims]` against `dst[i]`): the halves of a row it
         // places apart.
@@ -1684,28 +1727,7 @@ impl Build<'_> {
         if insts.is_empty() && offsets.is_empty() {
             return None;
         }
-        let uniform = self.uniform_vars();
-        let spread: Vec<Var> = (0..2u8).filter_map(|s| self.keys.get(&Key::Spread(s)).copied()).collect();
-        let group_size: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::BlockDim(_) | Key::NumGroups(_) | Key::WaveSize)).map(|(_, &v)| v).collect();
-        let stated_width = |s: u8| {
-            let products: Vec<Var> = of_side(s).map(|p| p.out).collect();
-            // A symbol in both addresses is one value for both threads.
-            let shared = |v: Var| uniform[v] || addr[1 - s as usize].terms.iter().any(|t| t.0 == v);
-            let column: Terms = addr[s as usize].terms.iter().filter(|t| !shared(t.0) && !products.contains(&t.0) && !spread.contains(&t.0)).copied().collect();
-            // `column < bound` for some bound: the host's width, a width
-            // that moves with the row (a triangle), or a loop's count (a
-            // loop to a constant). A thread id's range is the group's, not
-            // a width the kernel states (a matrix tile past the edge).
-            let mut given: Vec<bool> = (0..uniform.len()).map(|w| uniform[w] && !group_size.contains(&w)).collect();
-            for p in of_side(s) {
-                p.row.terms.iter().for_each(|t| given[t.0] = true);
-            }
-            // And what the row and the host's values compute (`i1 * ne0`).
-            let given = self.closed_under_funcs(given);
-            let given = |w: Var| given[w];
-            self.stated_bound(column, &given, 4)
-        };
-        (stated_width(0) && stated_width(1)).then_some((pairs, insts, offsets))
+        (stated_width(0, addr) && stated_width(1, addr)).then_some((pairs, insts, offsets))
     }
 
     /// Whether the program bounds the sum `column` from above by values
@@ -1732,7 +1754,9 @@ impl Build<'_> {
                 _ => false,
             })
         };
-        if column.iter().all(|&(v, c)| if c > 0 { counted(v) } else { self.p.dom[v].0 > -INF }) {
+        // `i % n` is below a host's `n` (in magnitude, whatever the signs).
+        let remainder_of_given = |v: Var| self.p.funcs.iter().any(|f| f.out == v && f.op == FnOp::Rem && !f.b.terms.is_empty() && f.b.terms.iter().all(|t| given(t.0)));
+        if column.iter().all(|&(v, c)| if c > 0 { counted(v) || remainder_of_given(v) } else { self.p.dom[v].0 > -INF }) {
             return true;
         }
         if depth == 0 {
