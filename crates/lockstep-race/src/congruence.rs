@@ -8,6 +8,7 @@
 //! (congruence). [`close`] adds each such consequence as a linear equality,
 //! which propagation and the relaxation then use at every search node.
 
+use crate::relax::{self, Relaxed};
 use crate::solver::{FnOp, Func, Lin, Problem, Var};
 use rustc_hash::FxHashSet;
 
@@ -50,6 +51,12 @@ pub fn close(p: &Problem) -> Option<Vec<Lin>> {
                 consequences(f, g, &nonzero, &mut found);
                 consequences(g, f, &nonzero, &mut found);
             }
+        }
+        for e in &p.eqs {
+            let e = classes.lin(e);
+            // Merged functions may leave an equation between two variables.
+            classes.merge_if_same(&e);
+            common_factor(&e, &funcs, p, &mut found);
         }
         let mut changed = false;
         for (x, y) in found {
@@ -121,6 +128,44 @@ fn consequences(f: &Func, g: &Func, nonzero: &dyn Fn(&Lin) -> bool, out: &mut Ve
                 for (gx, gy) in [(&g.a, &g.b), (&g.b, &g.a)] {
                     if fy == gy {
                         out.push((fo.clone(), gx.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows of one stride: where `e` says `c*x*m - c*y*m + rest == 0` with the
+/// factor `m` positive and `|rest| < |c|*m` (from the domains, or from the
+/// problem's linear constraints), the rows `x` and `y` are equal: else the
+/// products alone differ by at least `|c|*m`. So `(r0 - r1)*ld == t1 - t0`
+/// with rows narrower than `ld` puts both threads in one row.
+fn common_factor(e: &Lin, funcs: &[Func], p: &Problem, out: &mut Vec<(Lin, Lin)>) {
+    let products: Vec<&Func> = funcs.iter().filter(|f| f.op == FnOp::Mul && e.coef(f.out) != 0).collect();
+    for (i, f) in products.iter().enumerate() {
+        for g in &products[i + 1..] {
+            let c = e.coef(f.out);
+            if e.coef(g.out) != -c {
+                continue;
+            }
+            let rest = e.sub(&Lin::var(f.out).scale(c)).add(&Lin::var(g.out).scale(c));
+            let (lo, hi) = rest.range(&p.dom);
+            let reach = lo.saturating_neg().max(hi);
+            for (m, fx) in [(&f.a, &f.b), (&f.b, &f.a)] {
+                for (gm, gx) in [(&g.a, &g.b), (&g.b, &g.a)] {
+                    let least = m.range(&p.dom).0;
+                    if m != gm || least <= 0 {
+                        continue;
+                    }
+                    // `rest >= |c|*m` and `rest <= -|c|*m` both refuted.
+                    let step = m.scale(c.abs());
+                    let narrower = || {
+                        [step.sub(&rest), rest.add(&step)].iter().all(|side| relax::refute(&p.eqs, &p.les, Some(side), &p.dom) == Relaxed::Infeasible)
+                    };
+                    if reach < c.abs().saturating_mul(least) || narrower() {
+                        // Equal rows of one stride, equal products.
+                        out.push((fx.clone(), gx.clone()));
+                        out.push((Lin::var(f.out), Lin::var(g.out)));
                     }
                 }
             }
@@ -240,6 +285,22 @@ mod tests {
         p.dom[x] = (1, 1 << 20);
         // x == y, so 2t + 2 == 2u + 1: no integer solution, which the relaxation sees.
         assert!(close(&p).expect("not refuted here").contains(&Lin::var(t).scale(2).sub(&Lin::var(u).scale(2)).plus(1)));
+    }
+
+    #[test]
+    fn rows_of_a_wide_stride_are_one_row() {
+        // (y0 - y1)*ld + x0 - x1 == 0 with x in [0, 15]: ld >= 16 puts both
+        // threads in one row, and then in one column; ld >= 15 does not.
+        for (least, decided) in [(16, true), (15, false)] {
+            let mut p = Problem::default();
+            let ld = p.new_var(least, 1 << 10);
+            let [x0, y0, x1, y1] = [0; 4].map(|_| p.new_var(0, 15));
+            let a = mul(&mut p, Lin::var(y0), Lin::var(ld));
+            let b = mul(&mut p, Lin::var(ld), Lin::var(y1));
+            p.equal(&Lin::var(a).add(&Lin::var(x0)), &Lin::var(b).add(&Lin::var(x1)));
+            p.distinct.push(vec![Lin::var(x0).sub(&Lin::var(x1)), Lin::var(y0).sub(&Lin::var(y1))]);
+            assert_eq!(close(&p).is_none(), decided, "ld >= {least}");
+        }
     }
 
     #[test]
