@@ -304,6 +304,26 @@ mod tests {
     }
 
     #[test]
+    fn columns_below_the_stride_keep_rows_apart() {
+        // (y0 - y1)*ld + x0 - x1 == 0 with x0, x1 < ld stated as constraints
+        // (the domains alone allow any ld >= 1): the relaxation decides it.
+        for stated in [true, false] {
+            let mut p = Problem::default();
+            let ld = p.new_var(1, 1 << 10);
+            let [x0, y0, x1, y1] = [0; 4].map(|_| p.new_var(0, 1 << 10));
+            if stated {
+                p.at_most(&Lin::var(x0), &Lin::var(ld).plus(-1));
+                p.at_most(&Lin::var(x1), &Lin::var(ld).plus(-1));
+            }
+            let a = mul(&mut p, Lin::var(y0), Lin::var(ld));
+            let b = mul(&mut p, Lin::var(y1), Lin::var(ld));
+            p.equal(&Lin::var(a).add(&Lin::var(x0)), &Lin::var(b).add(&Lin::var(x1)));
+            p.distinct.push(vec![Lin::var(x0).sub(&Lin::var(x1)), Lin::var(y0).sub(&Lin::var(y1))]);
+            assert_eq!(close(&p).is_none(), stated, "columns below ld stated: {stated}");
+        }
+    }
+
+    #[test]
     fn different_operands_imply_nothing() {
         let mut p = Problem::default();
         let (t, u, s, r) = (p.new_var(0, 255), p.new_var(0, 255), p.new_var(1, 128), p.new_var(1, 128));
