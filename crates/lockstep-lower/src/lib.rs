@@ -541,9 +541,16 @@ fn next_top_level_start(text: &str) -> Option<usize> {
         "[Numthreads", "cbuffer ", "groupshared ", "RWStructuredBuffer", "StructuredBuffer", "layout", "#",
     ];
     let mut offset = 0;
+    let mut previous = "";
     for (i, line) in text.split_inclusive('\n').enumerate() {
-        if i > 0 && STARTS.iter().any(|s| line.starts_with(s)) {
+        // The declaration a template header (`template <…>` ending the line
+        // before) introduces belongs to it.
+        let after_template_header = previous.ends_with('>') && !previous.starts_with('#');
+        if i > 0 && !after_template_header && STARTS.iter().any(|s| line.starts_with(s)) {
             return Some(offset);
+        }
+        if !line.trim().is_empty() {
+            previous = line.trim();
         }
         offset += line.len();
     }
@@ -601,6 +608,22 @@ mod tests {
         let (db, compiled) = compile_cuda(text);
         let errors: Vec<u32> = compiled.diagnostics.iter().filter(|d| d.rule == "parse-error").map(|d| db.location(d.span).0.line).collect();
         assert_eq!(errors, [1], "{:?}", compiled.diagnostics);
+        let names: Vec<&str> = compiled.module.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["fine"]);
+    }
+
+    #[test]
+    fn an_undefined_macro_is_one_syntax_error_for_all_its_uses() {
+        // `UNROLL (…) {` twice in a template (whose header is part of its
+        // definition): one error, at the first use, counting both.
+        let text = "template <\n    int N>\n__global__ void broken(int* a) {\n  UNROLL (int i = 0; i < N; ++i) { a[i] = 0; }\n  UNROLL (int j = 0; j < N; ++j) { a[j] += 1; }\n}\n\
+                    __global__ void fine(int* a) {\n  a[threadIdx.x] = 1;\n}\n";
+        let (db, compiled) = compile_cuda(text);
+        let errors: Vec<_> = compiled.diagnostics.iter().filter(|d| d.rule == "parse-error" && d.severity == lockstep_diag::Severity::Error).collect();
+        assert_eq!(errors.len(), 1, "{:?}", compiled.diagnostics);
+        assert_eq!(db.location(errors[0].span).0.line, 4);
+        assert_eq!(errors[0].occurrences, 2);
+        assert!(errors[0].notes.iter().any(|n| n.contains("`UNROLL(…)`")), "{:?}", errors[0].notes);
         let names: Vec<&str> = compiled.module.functions.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["fine"]);
     }

@@ -1264,26 +1264,46 @@ fn report_syntax_errors(ctx: &mut Ctx, root: Node) -> bool {
         return false;
     }
     const MAX_REPORTED: usize = 20;
+    const MAX_LABELLED_USES: usize = 8;
     let mut found = 0usize;
+    // Where the last reported error ended: the parser's recovery often leaves
+    // several on one line, which is one mistake to fix.
+    let mut last_end: Option<usize> = None;
+    // Each macro the file uses undefined, with its first syntax error: one
+    // finding for all of its uses.
+    let mut undefined_macros: Vec<(&str, usize)> = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
         let n = cursor.node();
         let descend = n.has_error() && !(n.is_error() || n.is_missing());
-        if n.is_error() || n.is_missing() {
-            found += 1;
-            if found <= MAX_REPORTED {
+        let same_line = last_end.is_some_and(|end| n.start_byte() >= end && !ctx.src.get(end..n.start_byte()).unwrap_or("\n").contains('\n'));
+        if (n.is_error() || n.is_missing()) && !same_line {
+            last_end = Some(n.end_byte());
+            let mut sp = ctx.span(n);
+            sp.hi = sp.hi.min(sp.lo + 200);
+            let undefined_macro = n.is_error().then(|| unexpanded_macro_call(ctx.text(n))).flatten();
+            let first_use = undefined_macro.and_then(|name| undefined_macros.iter().find(|m| m.0 == name)).map(|m| m.1);
+            if let Some(at) = first_use {
+                let d = &mut ctx.diags[at];
+                if d.labels.len() < MAX_LABELLED_USES {
+                    d.labels.push(lockstep_diag::Label { span: sp, message: "the same macro again".into() });
+                }
+                d.occurrences += 1;
+            } else {
+                found += 1;
+            }
+            if first_use.is_none() && found <= MAX_REPORTED {
                 let (msg, label) = if n.is_missing() {
                     (format!("syntax error: expected `{}`", ctx.kind(n)), "missing here")
                 } else {
                     ("syntax error".to_string(), "lockstep could not parse this")
                 };
-                let mut sp = ctx.span(n);
-                sp.hi = sp.hi.min(sp.lo + 200);
                 let mut d = Diagnostic::new("parse-error", Severity::Error, sp, msg).with_primary_label(label);
-                if let Some(name) = unexpanded_macro_call(ctx.text(n)) {
+                if let Some(name) = undefined_macro {
                     d.notes.push(format!(
                         "`{name}(…)` reads like a macro this file does not define (one of the build, or of a file that includes this one?); define it with `-D` to check the code as it is compiled"
                     ));
+                    undefined_macros.push((name, ctx.diags.len()));
                 }
                 ctx.diags.push(d);
             }
