@@ -287,39 +287,38 @@ mod tests {
         assert!(close(&p).expect("not refuted here").contains(&Lin::var(t).scale(2).sub(&Lin::var(u).scale(2)).plus(1)));
     }
 
+    /// Threads (x0, y0) and (x1, y1) at one cell of rows `ld` apart:
+    /// `y0*ld + x0 == ld*y1 + x1` (one product commuted), the threads distinct.
+    fn one_cell_of_rows(least_ld: i128, widest_column: i128, columns_below_ld: bool) -> Problem {
+        let mut p = Problem::default();
+        let ld = p.new_var(least_ld, 1 << 10);
+        let [x0, y0, x1, y1] = [0; 4].map(|_| p.new_var(0, widest_column));
+        if columns_below_ld {
+            p.at_most(&Lin::var(x0), &Lin::var(ld).plus(-1));
+            p.at_most(&Lin::var(x1), &Lin::var(ld).plus(-1));
+        }
+        let a = mul(&mut p, Lin::var(y0), Lin::var(ld));
+        let b = mul(&mut p, Lin::var(ld), Lin::var(y1));
+        p.equal(&Lin::var(a).add(&Lin::var(x0)), &Lin::var(b).add(&Lin::var(x1)));
+        p.distinct.push(vec![Lin::var(x0).sub(&Lin::var(x1)), Lin::var(y0).sub(&Lin::var(y1))]);
+        p
+    }
+
     #[test]
     fn rows_of_a_wide_stride_are_one_row() {
-        // (y0 - y1)*ld + x0 - x1 == 0 with x in [0, 15]: ld >= 16 puts both
-        // threads in one row, and then in one column; ld >= 15 does not.
+        // Columns in [0, 15]: ld >= 16 puts both threads in one row, and
+        // then in one column; ld >= 15 does not.
         for (least, decided) in [(16, true), (15, false)] {
-            let mut p = Problem::default();
-            let ld = p.new_var(least, 1 << 10);
-            let [x0, y0, x1, y1] = [0; 4].map(|_| p.new_var(0, 15));
-            let a = mul(&mut p, Lin::var(y0), Lin::var(ld));
-            let b = mul(&mut p, Lin::var(ld), Lin::var(y1));
-            p.equal(&Lin::var(a).add(&Lin::var(x0)), &Lin::var(b).add(&Lin::var(x1)));
-            p.distinct.push(vec![Lin::var(x0).sub(&Lin::var(x1)), Lin::var(y0).sub(&Lin::var(y1))]);
-            assert_eq!(close(&p).is_none(), decided, "ld >= {least}");
+            assert_eq!(close(&one_cell_of_rows(least, 15, false)).is_none(), decided, "ld >= {least}");
         }
     }
 
     #[test]
     fn columns_below_the_stride_keep_rows_apart() {
-        // (y0 - y1)*ld + x0 - x1 == 0 with x0, x1 < ld stated as constraints
-        // (the domains alone allow any ld >= 1): the relaxation decides it.
+        // Columns below ld stated as constraints (the domains alone allow any
+        // ld >= 1 and wider columns): the relaxation decides it.
         for stated in [true, false] {
-            let mut p = Problem::default();
-            let ld = p.new_var(1, 1 << 10);
-            let [x0, y0, x1, y1] = [0; 4].map(|_| p.new_var(0, 1 << 10));
-            if stated {
-                p.at_most(&Lin::var(x0), &Lin::var(ld).plus(-1));
-                p.at_most(&Lin::var(x1), &Lin::var(ld).plus(-1));
-            }
-            let a = mul(&mut p, Lin::var(y0), Lin::var(ld));
-            let b = mul(&mut p, Lin::var(y1), Lin::var(ld));
-            p.equal(&Lin::var(a).add(&Lin::var(x0)), &Lin::var(b).add(&Lin::var(x1)));
-            p.distinct.push(vec![Lin::var(x0).sub(&Lin::var(x1)), Lin::var(y0).sub(&Lin::var(y1))]);
-            assert_eq!(close(&p).is_none(), stated, "columns below ld stated: {stated}");
+            assert_eq!(close(&one_cell_of_rows(1, 1 << 10, stated)).is_none(), stated, "columns below ld stated: {stated}");
         }
     }
 

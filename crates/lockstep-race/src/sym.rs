@@ -1680,8 +1680,9 @@ impl Build<'_> {
         // `(i2*ne1)*ne0`) lays out rows within rows, taken apart in turn
         // where the inner column has a stated width. Products of one stride
         // add up to one row of it (`(i1 + r1)*ne0`).
+        const MAX_LEVELS: usize = 3;
         let mut levels = vec![addr.clone()];
-        for depth in 0..3 {
+        for depth in 0..MAX_LEVELS {
             let Some(sums) = levels.get(depth).cloned() else { break };
             let sums = &sums;
             let in_sum = |s: u8| of_side(s).filter(move |p| sums[s as usize].coef(p.out) != 0);
@@ -1701,7 +1702,7 @@ impl Build<'_> {
                     let apart: Vec<Value> = in_sum(0).filter(|p| p.stride == a.stride && differs(p)).map(|p| p.inst).collect();
                     insts.extend(if apart.is_empty() { vec![a.inst] } else { apart });
                 }
-                if depth + 1 < 3 && stated_width(0, &rows) && stated_width(1, &rows) {
+                if depth + 1 < MAX_LEVELS && stated_width(0, &rows) && stated_width(1, &rows) {
                     levels.push(rows.clone());
                 }
                 pairs.push((rows[0].clone(), rows[1].clone()));
