@@ -366,7 +366,15 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
     };
     let cell = cell_name(m, f, x.alloc, Some(w)).map_or_else(|| format!("an element of `{}`", alloc_name(m, f, x.alloc)), |c| format!("`{c}`"));
     // The values the witness needs for constants the host chooses.
-    let chosen: Vec<String> = w.open_values.iter().map(|&(g, v)| format!("`{}` = {v}", m.global(g).name)).collect();
+    let mut chosen: Vec<String> = w.open_values.iter().map(|&(g, v)| format!("`{}` = {v}", m.global(g).name)).collect();
+    // Across groups a flat id's cell depends on the group size chosen; in
+    // one group the threads shown already say how large it is at least.
+    let extents: Vec<String> = (0..3).filter(|_| w.groups.is_some()).filter_map(|ax| w.open_group_size[ax].map(|n| format!("{n} along {}", ["x", "y", "z"][ax]))).collect();
+    if let [Some(x), Some(y), Some(z)] = w.open_group_size.map(|n| n.filter(|_| w.groups.is_some())) {
+        chosen.push(format!("a group size of {}", tuple([x, y, z])));
+    } else if !extents.is_empty() {
+        chosen.push(format!("a group size of {}", extents.join(" and ")));
+    }
     let with = if chosen.is_empty() { String::new() } else { format!(", with {}", chosen.join(" and ")) };
     format!(
         "{} {} {cell} (line {}){} while {} {} it (line {}){}{with}",

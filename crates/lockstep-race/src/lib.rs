@@ -1053,7 +1053,7 @@ impl Ctx<'_> {
                         } else {
                             self.done.insert(key);
                             if self.benign.remove(&key) {
-                                self.out.retain(|x| !(x.same_value && x.alloc == key.2 && x.earlier.is_some_and(|y| pair(x.later.inst, y.inst) == (key.0, key.1))));
+                                self.out.retain(|x| !(x.same_value && reports(x, key)));
                             }
                         }
                         let held_by = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).find(|&bv| {
@@ -1181,9 +1181,21 @@ impl Ctx<'_> {
                     for j in i..members.len() {
                         let (em, lm) = self.order(members[i], members[j]);
                         let (e, l) = (&self.acc[em.0], &self.acc[lm.0]);
-                        if !may_race(f, e, l) || self.done.contains(&reported(e, l)) {
+                        if !may_race(f, e, l) {
                             continue;
                         }
+                        // A pair already reported in its group is asked again
+                        // across groups only where the in-group witness was a
+                        // guess: a proven race across groups then replaces it.
+                        let key = reported(e, l);
+                        let guessed_in_group = if self.done.contains(&key) {
+                            match self.out.iter().position(|x| x.witness.as_ref().is_some_and(|w| !w.exact) && reports(x, key)) {
+                                Some(at) => Some(at),
+                                None => continue,
+                            }
+                        } else {
+                            None
+                        };
                         if guarded[em.0] && guarded[lm.0] {
                             continue;
                         }
@@ -1194,6 +1206,12 @@ impl Ctx<'_> {
                             continue;
                         }
                         let Some(w) = self.query(Mode::CrossGroup, (e, &em.1), (l, &lm.1), &[]) else { continue };
+                        if let Some(at) = guessed_in_group {
+                            if !w.exact {
+                                continue;
+                            }
+                            self.out.remove(at);
+                        }
                         let hz = hazard(e.kind, l.kind);
                         let ordered = e.inst != l.inst && reaches(f, cfg, &self.pos, e.inst, l.inst, &ends);
                         // After the atomic on every path, or after the very
@@ -1216,7 +1234,7 @@ impl Ctx<'_> {
                         } else {
                             Rule::DeviceRace
                         };
-                        self.done.insert(reported(e, l));
+                        self.done.insert(key);
                         let same_value = hz == Hazard::Waw && self.same_value(e, l, Level::Grid, false);
                         self.out.push(Finding {
                             rule,
@@ -1329,6 +1347,11 @@ fn same_pass(a: &[u8], b: &[u8]) -> bool {
 fn reported(e: &Access, l: &Access) -> (Value, Value, Alloc) {
     let (a, b) = pair(e.inst, l.inst);
     (a, b, l.alloc)
+}
+
+/// Whether finding `x` is the one reported for the pair `key`.
+fn reports(x: &Finding, key: (Value, Value, Alloc)) -> bool {
+    x.alloc == key.2 && x.earlier.as_ref().is_some_and(|y| pair(x.later.inst, y.inst) == (key.0, key.1))
 }
 
 fn pair(a: Value, b: Value) -> (Value, Value) {

@@ -426,6 +426,9 @@ pub struct Witness {
     pub exact: bool,
     /// The values the witness picks for constants the file does not fix.
     pub open_values: Vec<(lockstep_ir::GlobalId, i64)>,
+    /// The group's extent along each axis the witness needs where nothing
+    /// fixes it (its indices or guards use the group size).
+    pub open_group_size: [Option<i64>; 3],
     /// Values the file does not fix that the race needs to be other than a
     /// positive multiple of [`TYPICAL_SIZE_STEP`] (a tile of no cells, rows
     /// of width 1, a byte count not a multiple of 4): such a race is not proven.
@@ -1907,12 +1910,14 @@ impl Build<'_> {
         }
         open_values.sort_unstable();
         open_values.dedup_by_key(|x| x.0);
+        let open_group_size = std::array::from_fn(|ax| self.keys.get(&Key::BlockDim(ax as u8)).and_then(|&v| values[v]).map(|x| x as i64));
         Witness {
             threads,
             groups: (q.mode == Mode::CrossGroup).then_some(groups),
             cell,
             exact,
             open_values,
+            open_group_size,
             atypical_open_values: Vec::new(),
             atypical_group_width: false,
             rows_apart: Vec::new(),
