@@ -191,6 +191,9 @@ pub struct EntryInfo {
     /// Per axis, how every launch computes the group count there from one
     /// kernel parameter (`param` its `Op::Param` index).
     pub grid_count_params: [Option<GroupCount>; 3],
+    /// Comparisons of kernel parameters (by `Op::Param` index) that every
+    /// launch runs under.
+    pub arg_relations: Vec<ArgRelation>,
     /// Groups in the grid along each axis where it is known (`--grid-size`,
     /// or every launch agrees on it).
     pub grid_size: [Option<u32>; 3],
@@ -227,6 +230,7 @@ impl EntryInfo {
             self.group_extent_params = agreed(|l| l.group_params);
             self.grid_count_params = std::array::from_fn(|ax| first.grid_params[ax].filter(|&c| rest.iter().all(|l| l.grid_params[ax] == Some(c))));
             self.grid_size = agreed(|l| l.grid);
+            self.arg_relations = first.arg_relations.iter().copied().filter(|r| rest.iter().all(|l| l.arg_relations.contains(r))).collect();
         }
         self.launches = launches;
     }
@@ -252,6 +256,53 @@ pub struct Launch {
     /// Per axis, how the group count is computed from a kernel argument (by
     /// its place in the source's list).
     pub grid_params: [Option<GroupCount>; 3],
+    /// Comparisons of the kernel's arguments (by their place in the
+    /// source's list) that hold where the host launches it (`if (C / H ==
+    /// 64) k<<<…>>>(C, H)`).
+    pub arg_relations: Vec<ArgRelation>,
+}
+
+/// A comparison between kernel parameters and constants: `lhs cmp rhs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRelation {
+    pub lhs: ArgOperand,
+    pub cmp: ArgComparison,
+    pub rhs: ArgOperand,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgOperand {
+    Param(u32),
+    Constant(i64),
+    /// One parameter divided by another, rounded toward zero.
+    Quotient(u32, u32),
+}
+
+impl ArgOperand {
+    /// The parameters it reads.
+    pub fn params(self) -> Vec<u32> {
+        match self {
+            ArgOperand::Param(p) => vec![p],
+            ArgOperand::Constant(_) => Vec::new(),
+            ArgOperand::Quotient(a, b) => vec![a, b],
+        }
+    }
+
+    /// The same operand with its parameters renamed; None where one has no new name.
+    pub fn map_params(self, rename: impl Fn(u32) -> Option<u32>) -> Option<ArgOperand> {
+        Some(match self {
+            ArgOperand::Param(p) => ArgOperand::Param(rename(p)?),
+            ArgOperand::Constant(c) => ArgOperand::Constant(c),
+            ArgOperand::Quotient(a, b) => ArgOperand::Quotient(rename(a)?, rename(b)?),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgComparison {
+    Equal,
+    AtMost,
+    Below,
 }
 
 /// A group count a launch computes from one kernel argument:

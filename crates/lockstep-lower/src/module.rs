@@ -142,6 +142,23 @@ pub enum ClassChoice {
     Specialization(FxHashMap<String, ClassArgument>),
 }
 
+/// A comparison of a launch's arguments, its operands named by argument position.
+fn arg_relation(r: &lockstep_syntax::ArgRelation) -> lockstep_ir::ArgRelation {
+    use lockstep_ir::{ArgComparison, ArgOperand};
+    use lockstep_syntax::{Comparison, Operand};
+    let operand = |o: Operand| match o {
+        Operand::Argument(a) => ArgOperand::Param(a),
+        Operand::Constant(c) => ArgOperand::Constant(c),
+        Operand::Quotient(a, b) => ArgOperand::Quotient(a, b),
+    };
+    let cmp = match r.cmp {
+        Comparison::Equal => ArgComparison::Equal,
+        Comparison::AtMost => ArgComparison::AtMost,
+        Comparison::Below => ArgComparison::Below,
+    };
+    lockstep_ir::ArgRelation { lhs: operand(r.lhs), cmp, rhs: operand(r.rhs) }
+}
+
 /// Launches by kernel name.
 pub type LaunchTable = FxHashMap<String, Vec<lockstep_ir::Launch>>;
 
@@ -152,7 +169,7 @@ pub fn launch_table(lang: Lang, text: &str, spans: &dyn SpanMap) -> LaunchTable 
     if lang.c_family().0.host_code {
         for l in lockstep_syntax::kernel_launches(text) {
             let span = spans.span(l.range.start as u32, l.range.end as u32);
-            let launch = |template_args, derived| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, derived, group_params: l.group_args, grid_params: l.grid_args.map(|c| c.map(|c| lockstep_ir::GroupCount { param: c.arg, add: c.add, div: c.div })) };
+            let launch = |template_args, derived| lockstep_ir::Launch { group: l.group, grid: l.grid, span, template_args, derived, group_params: l.group_args, grid_params: l.grid_args.map(|c| c.map(|c| lockstep_ir::GroupCount { param: c.arg, add: c.add, div: c.div })), arg_relations: l.arg_relations.iter().map(arg_relation).collect() };
             let written = l.template_args.as_deref().map(template::normalized);
             let entry = table.entry(l.kernel).or_default();
             // One launch per argument list it stands for (the host templates around it instantiated).

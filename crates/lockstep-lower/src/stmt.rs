@@ -527,6 +527,11 @@ impl<'c, 't> FnLowerer<'c, 't> {
         if let Some(entry) = self.f.entry.as_mut() {
             entry.group_extent_params = entry.group_extent_params.map(|p| p.and_then(|p| single.get(p as usize).copied().flatten()));
             entry.grid_count_params = entry.grid_count_params.map(|c| c.and_then(|c| Some(lockstep_ir::GroupCount { param: single.get(c.param as usize).copied().flatten()?, ..c })));
+            let rename = |p: u32| single.get(p as usize).copied().flatten();
+            entry.arg_relations = std::mem::take(&mut entry.arg_relations)
+                .into_iter()
+                .filter_map(|r| Some(lockstep_ir::ArgRelation { lhs: r.lhs.map_params(rename)?, rhs: r.rhs.map_params(rename)?, ..r }))
+                .collect();
         }
     }
 

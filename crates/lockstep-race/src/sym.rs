@@ -1488,6 +1488,9 @@ impl Build<'_> {
 
     /// Block and grid sizes bound the ids: `t < blockDim`, `g < gridDim`.
     fn size_bounds(&mut self) {
+        if self.q.k.assume == Assumptions::Likely {
+            self.argument_relations();
+        }
         for ax in 0..3u8 {
             self.group_count_from_argument(ax);
             if let Some(&bd) = self.keys.get(&Key::BlockDim(ax)) {
@@ -1529,6 +1532,71 @@ impl Build<'_> {
             let dividend = Lin::var(arg).plus(count.add as i128);
             self.p.at_most(&groups, &dividend);
             self.p.at_most(&dividend, &groups.plus(count.div as i128 - 1));
+        }
+    }
+
+    /// The comparisons of kernel arguments every launch runs under (`if (C
+    /// / H == 64) k<<<…>>>(C, H)`), for race reports: where the question
+    /// reads every argument one names, it holds. A quotient is compared with
+    /// constants only, and its divisor taken positive (a size).
+    fn argument_relations(&mut self) {
+        use lockstep_ir::{ArgComparison, ArgOperand};
+        let f = self.q.k.f;
+        let Some(entry) = f.entry.as_ref() else { return };
+        for r in &entry.arg_relations {
+            let var_of = |p: u32| self.keys.iter().find(|(key, _)| matches!(key, Key::Leaf(_, v) if f.inst(*v).op == Op::Param(p))).map(|(_, &var)| var);
+            let params: Vec<u32> = r.lhs.params().into_iter().chain(r.rhs.params()).collect();
+            let Some(vars) = params.iter().map(|&p| var_of(p)).collect::<Option<Vec<Var>>>() else { continue };
+            if vars.is_empty() {
+                continue;
+            }
+            let linear = |o: ArgOperand| match o {
+                ArgOperand::Param(p) => var_of(p).map(Lin::var),
+                ArgOperand::Constant(c) => Some(Lin::konst(c as i128)),
+                ArgOperand::Quotient(..) => None,
+            };
+            match (r.lhs, r.cmp, r.rhs) {
+                (ArgOperand::Quotient(a, b), cmp, ArgOperand::Constant(k)) => {
+                    let (Some(a), Some(b)) = (var_of(a), var_of(b)) else { continue };
+                    let (a, b, k) = (Lin::var(a), Lin::var(b), k as i128);
+                    // `a / b <= k` is `a <= k*b + b - 1`; `== k` (k >= 1) adds `k*b <= a`.
+                    let below = if cmp == ArgComparison::Below { k - 1 } else { k };
+                    if below < 0 || (cmp == ArgComparison::Equal && k < 1) {
+                        continue;
+                    }
+                    self.p.at_most(&Lin::konst(1), &b);
+                    self.p.at_most(&a, &b.scale(below + 1).plus(-1));
+                    if cmp == ArgComparison::Equal {
+                        self.p.at_most(&b.scale(k), &a);
+                    }
+                }
+                (ArgOperand::Constant(k), cmp, ArgOperand::Quotient(a, b)) => {
+                    // `k <= a / b` (k >= 1) is `k*b <= a`; `k < a / b` is `k + 1 <= a / b`.
+                    let (Some(a), Some(b)) = (var_of(a), var_of(b)) else { continue };
+                    let at_least = match cmp {
+                        ArgComparison::Below => k as i128 + 1,
+                        _ => k as i128,
+                    };
+                    if at_least < 1 {
+                        continue;
+                    }
+                    let (a, b) = (Lin::var(a), Lin::var(b));
+                    self.p.at_most(&Lin::konst(1), &b);
+                    self.p.at_most(&b.scale(at_least), &a);
+                    if cmp == ArgComparison::Equal {
+                        self.p.at_most(&a, &b.scale(at_least + 1).plus(-1));
+                    }
+                }
+                (lhs, cmp, rhs) => {
+                    let (Some(lhs), Some(rhs)) = (linear(lhs), linear(rhs)) else { continue };
+                    match cmp {
+                        ArgComparison::Equal => self.p.equal(&lhs, &rhs),
+                        ArgComparison::AtMost => self.p.at_most(&lhs, &rhs),
+                        ArgComparison::Below => self.p.at_most(&lhs.plus(1), &rhs),
+                    }
+                }
+            }
+            self.p.tied.extend(vars);
         }
     }
 

@@ -40,6 +40,34 @@ pub struct KernelLaunch {
     pub group_args: [Option<u32>; 3],
     /// Per axis, the kernel argument the grid's group count is computed from.
     pub grid_args: [Option<GroupCount>; 3],
+    /// What the `if` conditions around the launch say about its arguments
+    /// (`if (C / H == 64) k<<<…>>>(C, H)`).
+    pub arg_relations: Vec<ArgRelation>,
+}
+
+/// A comparison the host makes before a launch, between kernel arguments
+/// (by position) and constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRelation {
+    pub lhs: Operand,
+    pub cmp: Comparison,
+    pub rhs: Operand,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// The argument at this position.
+    Argument(u32),
+    Constant(i64),
+    /// One argument divided by another, rounded toward zero.
+    Quotient(u32, u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Equal,
+    AtMost,
+    Below,
 }
 
 /// A group count computed from a kernel argument: `(argument + add) / div`,
@@ -73,6 +101,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
                 template_args,
                 group_args: eval.group_args(s),
                 grid_args: eval.grid_args(s),
+                arg_relations: eval.arg_relations(s),
             }
         })
         .collect();
@@ -94,7 +123,7 @@ pub fn kernel_launches(text: &str) -> Vec<KernelLaunch> {
             Some(end) if end > i + 3 => (Some(written(i + 2..end - 1)), instances.of_mention(i)),
             _ => (None, Vec::new()),
         };
-        launches.push(KernelLaunch { kernel: word.to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args, instances, group_args: [None; 3], grid_args: [None; 3] });
+        launches.push(KernelLaunch { kernel: word.to_string(), grid: [None; 3], group: [None; 3], range: t.start..t.end, template_args, instances, group_args: [None; 3], grid_args: [None; 3], arg_relations: Vec::new() });
     }
     launches.sort_by_key(|l| l.range.start);
     launches
@@ -396,7 +425,9 @@ impl<'t> Scanner<'t> {
         let step = |a: usize| matches!(self.str(a), "+" | "-") && self.is(a + 1, self.str(a)) && glued(a);
         let before = |k: usize| j.checked_sub(k);
         let stepped_before = before(2).is_some_and(step);
-        let address = before(1).is_some_and(|a| self.is(a, "&")) && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"));
+        // `&k` takes the address; `a && k` and `a & k` do not.
+        let logical_and = before(2).is_some_and(|b| self.is(b, "&") && glued(b));
+        let address = before(1).is_some_and(|a| self.is(a, "&")) && !logical_and && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"));
         assignment(next) || compound || shift || step(next) || stepped_before || address
     }
 
@@ -628,7 +659,11 @@ impl<'t> Eval<'_, 't> {
         let Some(close) = s.close[body] else { return false };
         *self.names.unchanged.borrow_mut().entry((body, word)).or_insert_with(|| {
             let member = |j: usize| j > 0 && matches!(s.str(j - 1), "." | ">");
-            self.names.mentions_in(word, body..close).iter().all(|&j| member(j) || !s.written(j))
+            // One declaration's initializer gives the one value; a second
+            // declaration may be another variable of the same name.
+            let mentions = self.names.mentions_in(word, body..close);
+            let declared = |j: usize| s.declaration_words(j).is_some();
+            mentions.iter().filter(|&&j| declared(j)).count() <= 1 && mentions.iter().all(|&j| member(j) || declared(j) || !s.written(j))
         })
     }
 
@@ -703,6 +738,111 @@ impl<'t> Eval<'_, 't> {
         })
     }
 
+    /// The comparisons of arguments the launch runs under: each `&&` part
+    /// of the condition of every `if` whose then-branch holds the launch,
+    /// where both sides are passed variables (or one divided by another)
+    /// or constants. Other parts say nothing.
+    fn arg_relations(&self, site: &Site) -> Vec<ArgRelation> {
+        let s = self.s;
+        let passed = self.passed_variables(site);
+        let mut out = Vec::new();
+        // The token that ends each enclosing branch's condition: before the
+        // launch itself (`if (c) k<<<…>>>()`) and before each `{` around it.
+        let mut ends = vec![site.start.checked_sub(1)];
+        let mut brace = s.enclosing_brace(site.start);
+        while let Some(open) = brace.filter(|&b| Some(b) != s.body_of[site.start]) {
+            ends.push(open.checked_sub(1));
+            brace = s.enclosing_brace(open);
+        }
+        for close in ends.into_iter().flatten().filter(|&c| s.is(c, ")")) {
+            let Some(open) = (0..close).rev().find(|&j| s.close[j] == Some(close)) else { continue };
+            if open == 0 || !s.is(open - 1, "if") {
+                continue;
+            }
+            let mut part = open + 1;
+            let mut i = open + 1;
+            while i <= close {
+                let and = s.is(i, "&") && s.is(i + 1, "&") && s.toks[i].end == s.toks[i + 1].start;
+                if i == close || and {
+                    out.extend(self.relation(part..i, &passed));
+                    part = i + 2;
+                    i += 2;
+                } else {
+                    let Some(next) = s.skip(i) else { break };
+                    i = next;
+                }
+            }
+        }
+        out
+    }
+
+    /// `a OP b` over the tokens `r`, with OP one of `==`, `<`, `<=`, `>`, `>=`.
+    fn relation(&self, r: Range<usize>, passed: &[Option<&'t str>]) -> Option<ArgRelation> {
+        let s = self.s;
+        let r = self.without_parentheses(r);
+        let glued = |i: usize| s.toks.get(i + 1).is_some_and(|t| s.toks[i].end == t.start);
+        // Comparisons bind tighter than bitwise and logical operators: a part
+        // with one of those at its top level is not one comparison.
+        let mut i = r.start;
+        while i < r.end {
+            if matches!(s.str(i), "|" | "&" | "^" | "?" | "!" | ",") && !(s.is(i, "!") && s.is(i + 1, "=")) {
+                return None;
+            }
+            i = s.skip(i)?;
+        }
+        let mut i = r.start;
+        let (at, len, cmp, swapped) = loop {
+            if i >= r.end {
+                return None;
+            }
+            let next_is = |c: &str| s.is(i + 1, c) && glued(i);
+            match s.str(i) {
+                "=" if next_is("=") => break (i, 2, Comparison::Equal, false),
+                "<" if next_is("=") => break (i, 2, Comparison::AtMost, false),
+                ">" if next_is("=") => break (i, 2, Comparison::AtMost, true),
+                "<" if !next_is("<") && !(i > r.start && s.is(i - 1, "<")) => break (i, 1, Comparison::Below, false),
+                ">" if !next_is(">") && !(i > r.start && s.is(i - 1, ">")) => break (i, 1, Comparison::Below, true),
+                _ => i = s.skip(i)?,
+            }
+        };
+        let lhs = self.operand(r.start..at, passed)?;
+        let rhs = self.operand(at + len..r.end, passed)?;
+        let (lhs, rhs) = if swapped { (rhs, lhs) } else { (lhs, rhs) };
+        match (lhs, cmp, rhs) {
+            (Side::Known(lhs), cmp, Side::Known(rhs)) => Some(ArgRelation { lhs, cmp, rhs }),
+            // `a / b == k` or `k <= a / b` with `b` not passed (taken
+            // positive, a size): still `k <= a` where `k >= 1`.
+            (Side::DividedByUnknown(a), Comparison::Equal, Side::Known(Operand::Constant(k)))
+            | (Side::Known(Operand::Constant(k)), Comparison::Equal | Comparison::AtMost, Side::DividedByUnknown(a)) => {
+                (k >= 1).then_some(ArgRelation { lhs: Operand::Constant(k), cmp: Comparison::AtMost, rhs: Operand::Argument(a) })
+            }
+            (Side::Known(Operand::Constant(k)), Comparison::Below, Side::DividedByUnknown(a)) => {
+                (k >= 0).then_some(ArgRelation { lhs: Operand::Constant(k + 1), cmp: Comparison::AtMost, rhs: Operand::Argument(a) })
+            }
+            _ => None,
+        }
+    }
+
+    /// A passed variable, one divided by another, or a constant.
+    fn operand(&self, r: Range<usize>, passed: &[Option<&'t str>]) -> Option<Side> {
+        let s = self.s;
+        let r = self.without_parentheses(r);
+        let argument = |j: usize| passed.iter().position(|&p| p == Some(s.str(j))).and_then(|p| u32::try_from(p).ok());
+        match r.len() {
+            1 if s.toks[r.start].kind == Kind::Ident => return argument(r.start).map(|a| Side::Known(Operand::Argument(a))),
+            3 if s.is(r.start + 1, "/") && s.toks[r.start + 2].kind == Kind::Ident => {
+                return match (argument(r.start), argument(r.start + 2)) {
+                    (Some(a), Some(b)) => Some(Side::Known(Operand::Quotient(a, b))),
+                    (Some(a), None) => Some(Side::DividedByUnknown(a)),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+        let v = Parser { e: self, pos: r.start, end: r.end, depth: 0, bound: None }.whole()?;
+        i64::try_from(v).ok().map(|c| Side::Known(Operand::Constant(c)))
+    }
+
     fn without_parentheses(&self, mut r: Range<usize>) -> Range<usize> {
         while r.len() > 2 && self.s.is(r.start, "(") && self.s.close[r.start] == Some(r.end - 1) {
             r = r.start + 1..r.end - 1;
@@ -765,6 +905,13 @@ impl<'t> Eval<'_, 't> {
         }
         vec![r]
     }
+}
+
+/// One side of a comparison before a launch.
+enum Side {
+    Known(Operand),
+    /// An argument divided by a value the kernel is not passed.
+    DividedByUnknown(u32),
 }
 
 /// Precedence climbing over integer expressions; anything else fails.
@@ -1078,5 +1225,34 @@ mod grid_count_tests {
 ");
         let counts: Vec<_> = kernel_launches(&text).iter().map(|l| l.grid_args[0]).collect();
         assert_eq!(counts, [None, None, None, Some(GroupCount { arg: 1, add: 0, div: 4 }), None]);
+    }
+
+    #[test]
+    fn conditions_around_a_launch_relate_its_arguments() {
+        let text = "void run(float* p, int b, int c, int h, int n) {
+  if (b > 1 && c / h == 64 && n / b == 2) {
+    if (n <= 4 * 256) k<<<b * h, 64>>>(p, c, h, n);
+  } else if (n == c) {
+    k<<<1, 1>>>(p, c, h, n);
+  } else {
+    k<<<2, 1>>>(p, c, h, n);
+  }
+  if (n < 8 || c == h) k<<<3, 1>>>(p, c, h, n);
+  if (4 < c / h && (c & 1) == 0) k<<<4, 1>>>(p, c, h, n);
+}
+";
+        let relations: Vec<_> = kernel_launches(text).into_iter().map(|l| l.arg_relations).collect();
+        let rel = |lhs, cmp, rhs| ArgRelation { lhs, cmp, rhs };
+        use {Comparison::*, Operand::*};
+        assert_eq!(
+            relations,
+            [
+                vec![rel(Argument(3), AtMost, Constant(1024)), rel(Quotient(1, 2), Equal, Constant(64)), rel(Constant(2), AtMost, Argument(3))],
+                vec![rel(Argument(3), Equal, Argument(1))],
+                vec![],
+                vec![],
+                vec![rel(Constant(4), Below, Quotient(1, 2))],
+            ]
+        );
     }
 }

@@ -7,7 +7,7 @@ mod whitespace;
 
 pub use gaps::{brace_default_arguments, lambda_execution_spaces, parenthesized_values_read_as_casts};
 pub use host::host_function_bodies;
-pub use launch::{kernel_launches, KernelLaunch};
+pub use launch::{kernel_launches, ArgRelation, Comparison, KernelLaunch, Operand};
 pub use whitespace::{redundant_whitespace, union_of_ranges};
 use std::sync::OnceLock;
 pub use tree_sitter::{Node, Tree, TreeCursor};
