@@ -796,12 +796,14 @@ impl<'t> Eval<'_, 't> {
                 return None;
             }
             let next_is = |c: &str| s.is(i + 1, c) && glued(i);
+            // Half of `<<` or `>>`.
+            let shift = |c: &str| next_is(c) || (i > r.start && s.is(i - 1, c));
             match s.str(i) {
                 "=" if next_is("=") => break (i, 2, Comparison::Equal, false),
                 "<" if next_is("=") => break (i, 2, Comparison::AtMost, false),
                 ">" if next_is("=") => break (i, 2, Comparison::AtMost, true),
-                "<" if !next_is("<") && !(i > r.start && s.is(i - 1, "<")) => break (i, 1, Comparison::Below, false),
-                ">" if !next_is(">") && !(i > r.start && s.is(i - 1, ">")) => break (i, 1, Comparison::Below, true),
+                "<" if !shift("<") => break (i, 1, Comparison::Below, false),
+                ">" if !shift(">") => break (i, 1, Comparison::Below, true),
                 _ => i = s.skip(i)?,
             }
         };
