@@ -659,10 +659,10 @@ impl<'t> Eval<'_, 't> {
         let Some(close) = s.close[body] else { return false };
         *self.names.unchanged.borrow_mut().entry((body, word)).or_insert_with(|| {
             let member = |j: usize| j > 0 && matches!(s.str(j - 1), "." | ">");
-            // One declaration's initializer gives the one value; a second
-            // declaration may be another variable of the same name.
+            // One declaration at the body's own level gives the one value for
+            // the rest of it; one in a nested block may be another variable.
             let mentions = self.names.mentions_in(word, body..close);
-            let declared = |j: usize| s.declaration_words(j).is_some();
+            let declared = |j: usize| s.brace_of[j] == Some(body) && s.declaration_words(j).is_some();
             mentions.iter().filter(|&&j| declared(j)).count() <= 1 && mentions.iter().all(|&j| member(j) || declared(j) || !s.written(j))
         })
     }
@@ -1241,6 +1241,9 @@ mod grid_count_tests {
   }
   if (n < 8 || c == h) k<<<3, 1>>>(p, c, h, n);
   if (4 < c / h && (c & 1) == 0) k<<<4, 1>>>(p, c, h, n);
+  if (n == ) k<<<5, 1>>>(p, c, h, n);
+  if (((((n)))) <= c / 0) k<<<6, 1>>>(p, c, h, n);
+  if (n <= 99999999999999999999999) k<<<7, 1>>>(p, c, h, n);
 }
 ";
         let relations: Vec<_> = kernel_launches(text).into_iter().map(|l| l.arg_relations).collect();
@@ -1254,6 +1257,9 @@ mod grid_count_tests {
                 vec![],
                 vec![],
                 vec![rel(Constant(4), Below, Quotient(1, 2))],
+                vec![],
+                vec![],
+                vec![],
             ]
         );
     }
