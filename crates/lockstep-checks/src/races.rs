@@ -369,11 +369,14 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
     let mut chosen: Vec<String> = w.open_values.iter().map(|&(g, v)| format!("`{}` = {v}", m.global(g).name)).collect();
     // Across groups a flat id's cell depends on the group size chosen; in
     // one group the threads shown already say how large it is at least.
-    let extents: Vec<String> = (0..3).filter(|_| w.groups.is_some()).filter_map(|ax| w.open_group_size[ax].map(|n| format!("{n} along {}", ["x", "y", "z"][ax]))).collect();
-    if let [Some(x), Some(y), Some(z)] = w.open_group_size.map(|n| n.filter(|_| w.groups.is_some())) {
-        chosen.push(format!("a group size of {}", tuple([x, y, z])));
-    } else if !extents.is_empty() {
-        chosen.push(format!("a group size of {}", extents.join(" and ")));
+    if w.groups.is_some() {
+        let size = match w.open_group_size {
+            [Some(x), Some(y), Some(z)] => tuple([x, y, z]),
+            open => (0..3).filter_map(|ax| open[ax].map(|n| format!("{n} along {}", ["x", "y", "z"][ax]))).collect::<Vec<_>>().join(" and "),
+        };
+        if !size.is_empty() {
+            chosen.push(format!("a group size of {size}"));
+        }
     }
     let with = if chosen.is_empty() { String::new() } else { format!(", with {}", chosen.join(" and ")) };
     format!(

@@ -1189,10 +1189,8 @@ impl Ctx<'_> {
                         // guess: a proven race across groups then replaces it.
                         let key = reported(e, l);
                         let guessed_in_group = if self.done.contains(&key) {
-                            match self.out.iter().position(|x| x.witness.as_ref().is_some_and(|w| !w.exact) && reports(x, key)) {
-                                Some(at) => Some(at),
-                                None => continue,
-                            }
+                            let Some(at) = self.out.iter().position(|x| x.witness.as_ref().is_some_and(|w| !w.exact) && reports(x, key)) else { continue };
+                            Some(at)
                         } else {
                             None
                         };

@@ -1555,45 +1555,36 @@ impl Build<'_> {
                 ArgOperand::Constant(c) => Some(Lin::konst(c as i128)),
                 ArgOperand::Quotient(..) => None,
             };
-            match (r.lhs, r.cmp, r.rhs) {
+            // A quotient against a constant: the range `lo..=hi` it lies in.
+            let range = match (r.lhs, r.cmp, r.rhs) {
                 (ArgOperand::Quotient(a, b), cmp, ArgOperand::Constant(k)) => {
-                    let (Some(a), Some(b)) = (var_of(a), var_of(b)) else { continue };
-                    let (a, b, k) = (Lin::var(a), Lin::var(b), k as i128);
-                    // `a / b <= k` is `a <= k*b + b - 1`; `== k` (k >= 1) adds `k*b <= a`.
-                    let below = if cmp == ArgComparison::Below { k - 1 } else { k };
-                    if below < 0 || (cmp == ArgComparison::Equal && k < 1) {
-                        continue;
-                    }
-                    self.p.at_most(&Lin::konst(1), &b);
-                    self.p.at_most(&a, &b.scale(below + 1).plus(-1));
-                    if cmp == ArgComparison::Equal {
-                        self.p.at_most(&b.scale(k), &a);
-                    }
+                    let k = k as i128;
+                    Some((a, b, (cmp == ArgComparison::Equal).then_some(k), Some(if cmp == ArgComparison::Below { k - 1 } else { k })))
                 }
                 (ArgOperand::Constant(k), cmp, ArgOperand::Quotient(a, b)) => {
-                    // `k <= a / b` (k >= 1) is `k*b <= a`; `k < a / b` is `k + 1 <= a / b`.
-                    let (Some(a), Some(b)) = (var_of(a), var_of(b)) else { continue };
-                    let at_least = match cmp {
-                        ArgComparison::Below => k as i128 + 1,
-                        _ => k as i128,
-                    };
-                    if at_least < 1 {
-                        continue;
-                    }
-                    let (a, b) = (Lin::var(a), Lin::var(b));
-                    self.p.at_most(&Lin::konst(1), &b);
-                    self.p.at_most(&b.scale(at_least), &a);
-                    if cmp == ArgComparison::Equal {
-                        self.p.at_most(&a, &b.scale(at_least + 1).plus(-1));
-                    }
+                    let k = k as i128;
+                    Some((a, b, Some(if cmp == ArgComparison::Below { k + 1 } else { k }), (cmp == ArgComparison::Equal).then_some(k)))
                 }
-                (lhs, cmp, rhs) => {
-                    let (Some(lhs), Some(rhs)) = (linear(lhs), linear(rhs)) else { continue };
-                    match cmp {
-                        ArgComparison::Equal => self.p.equal(&lhs, &rhs),
-                        ArgComparison::AtMost => self.p.at_most(&lhs, &rhs),
-                        ArgComparison::Below => self.p.at_most(&lhs.plus(1), &rhs),
-                    }
+                _ => None,
+            };
+            if let Some((a, b, lo, hi)) = range {
+                let (Some(a), Some(b)) = (var_of(a), var_of(b)) else { continue };
+                let (a, b) = (Lin::var(a), Lin::var(b));
+                // With `b >= 1`: `lo <= a / b` is `lo*b <= a` (lo >= 1), and
+                // `a / b <= hi` is `a <= (hi + 1)*b - 1` (hi >= 0).
+                self.p.at_most(&Lin::konst(1), &b);
+                if let Some(lo) = lo.filter(|&lo| lo >= 1) {
+                    self.p.at_most(&b.scale(lo), &a);
+                }
+                if let Some(hi) = hi.filter(|&hi| hi >= 0) {
+                    self.p.at_most(&a, &b.scale(hi + 1).plus(-1));
+                }
+            } else {
+                let (Some(lhs), Some(rhs)) = (linear(r.lhs), linear(r.rhs)) else { continue };
+                match r.cmp {
+                    ArgComparison::Equal => self.p.equal(&lhs, &rhs),
+                    ArgComparison::AtMost => self.p.at_most(&lhs, &rhs),
+                    ArgComparison::Below => self.p.at_most(&lhs.plus(1), &rhs),
                 }
             }
             self.p.tied.extend(vars);
