@@ -212,3 +212,15 @@ fn a_barrier_that_fences_other_memory_is_named_in_the_race_it_does_not_order() {
     assert!(d.to_string().contains("holds the threads, but fences no group-shared memory"), "{d}");
     assert!(v["diagnostics"].as_array().unwrap().iter().all(|d| d["rule"] != "dead-barrier"), "{out}");
 }
+
+#[test]
+fn a_witness_names_the_parameter_values_it_needs() {
+    // The race needs the barrier under `stride > 0` skipped: a replay of the
+    // witness must be told a stride that skips it, and a loop that runs past
+    // one iteration of the group needs its bound named too.
+    let (_, out, _) = lockstep(&["check", "tests/fixtures/cuda/uniform_barrier_skips.cu"]);
+    assert!(out.contains("while thread (1,0,0) writes it (line 19), with `stride` = 0"), "{out}");
+    let (_, out, _) = lockstep(&["check", "tests/fixtures/cuda/loops.cu"]);
+    let n: i64 = out.split("with `n` = ").nth(1).and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+    assert!(n >= 2, "a second iteration needs `n` past the first thread's index: {out}");
+}

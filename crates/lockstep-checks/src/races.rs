@@ -367,6 +367,7 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
     let cell = cell_name(m, f, x.alloc, Some(w)).map_or_else(|| format!("an element of `{}`", alloc_name(m, f, x.alloc)), |c| format!("`{c}`"));
     // The values the witness needs for constants the host chooses.
     let mut chosen: Vec<String> = w.open_values.iter().map(|&(g, v)| format!("`{}` = {v}", m.global(g).name)).collect();
+    chosen.extend(w.param_values.iter().filter_map(|&(i, v)| f.params.get(i as usize).map(|p| format!("`{}` = {v}", p.name))));
     // Across groups a flat id's cell depends on the group size chosen; in
     // one group the threads shown already say how large it is at least.
     if w.groups.is_some() {

@@ -499,12 +499,15 @@ impl Problem {
     }
 
     /// [`Problem::solve`], and an answer the search could only assume is
-    /// completed and checked into a proven one where possible.
+    /// completed and checked into a proven one where possible. A proven
+    /// answer is completed too, where the search left variables open, so
+    /// that a witness names a value for each (`stride` = 0 where the race
+    /// needs the barrier under `stride > 0` skipped).
     pub fn solve_proven(&self, budget: impl Into<Budget>) -> Outcome {
         match self.solve(budget) {
-            Outcome::Feasible { values, exact: false } => match self.complete(&values) {
+            Outcome::Feasible { values, exact } if !exact || values.iter().any(Option::is_none) => match self.complete(&values) {
                 Some(full) => Outcome::Feasible { values: full.into_iter().map(Some).collect(), exact: true },
-                None => Outcome::Feasible { values, exact: false },
+                None => Outcome::Feasible { values, exact },
             },
             other => other,
         }

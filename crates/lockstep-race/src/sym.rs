@@ -426,6 +426,9 @@ pub struct Witness {
     pub exact: bool,
     /// The values the witness picks for constants the file does not fix.
     pub open_values: Vec<(lockstep_ir::GlobalId, i64)>,
+    /// The values the witness picks for the kernel's scalar parameters its
+    /// indices, guards or barrier-free way use (parameter index, value).
+    pub param_values: Vec<(u32, i64)>,
     /// The group's extent along each axis the witness needs where nothing
     /// fixes it (its indices or guards use the group size).
     pub open_group_size: [Option<i64>; 3],
@@ -1969,6 +1972,19 @@ impl Build<'_> {
         }
         open_values.sort_unstable();
         open_values.dedup_by_key(|x| x.0);
+        let mut param_values: Vec<(u32, i64)> = self
+            .keys
+            .iter()
+            .filter_map(|(key, &var)| match key {
+                Key::Leaf(Owner::Shared, v) => match q.k.f.inst(*v).op {
+                    Op::Param(i) if q.k.f.params.get(i as usize).is_some_and(|p| p.ty.is_int()) => Some((i, values[var]? as i64)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        param_values.sort_unstable();
+        param_values.dedup_by_key(|x| x.0);
         let open_group_size = std::array::from_fn(|ax| self.keys.get(&Key::BlockDim(ax as u8)).and_then(|&v| values[v]).map(|x| x as i64));
         Witness {
             threads,
@@ -1976,6 +1992,7 @@ impl Build<'_> {
             cell,
             exact,
             open_values,
+            param_values,
             open_group_size,
             atypical_open_values: Vec::new(),
             atypical_group_width: false,
