@@ -379,7 +379,11 @@ fn witness_sentence(db: &SourceDb, m: &Module, f: &Function, x: &Finding, e: &At
             chosen.push(format!("a group size of {size}"));
         }
     }
-    let with = if chosen.is_empty() { String::new() } else { format!(", with {}", chosen.join(" and ")) };
+    let with = match chosen.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!(", with {last}"),
+        Some((last, rest)) => format!(", with {} and {last}", rest.join(", ")),
+    };
     format!(
         "{} {} {cell} (line {}){} while {} {} it (line {}){}{with}",
         who(0),
