@@ -1959,30 +1959,26 @@ impl Build<'_> {
             _ => {}
         }
         let cell = addr[0].terms.iter().try_fold(addr[0].k, |acc, &(v, c)| values[v].map(|x| acc + c * x)).map(|c| c as i64);
+        // The values chosen for what the host decides: constants the file
+        // leaves open, and the kernel's scalar parameters.
         let mut open_values: Vec<(lockstep_ir::GlobalId, i64)> = Vec::new();
-        if !q.k.open_values.is_empty() {
-            open_values = self
-                .keys
-                .iter()
-                .filter_map(|(key, &var)| match key {
-                    Key::ConstCell(lockstep_ir::Root::Global(g), _) if q.k.open_values.contains(g) => Some((*g, values[var]? as i64)),
-                    _ => None,
-                })
-                .collect();
+        let mut param_values: Vec<(u32, i64)> = Vec::new();
+        for (key, &var) in &self.keys {
+            let Some(x) = values[var] else { continue };
+            match *key {
+                Key::ConstCell(lockstep_ir::Root::Global(g), _) if q.k.open_values.contains(&g) => open_values.push((g, x as i64)),
+                Key::Leaf(Owner::Shared, v) => {
+                    if let Op::Param(i) = q.k.f.inst(v).op {
+                        if q.k.f.params.get(i as usize).is_some_and(|p| p.ty.is_int()) {
+                            param_values.push((i, x as i64));
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
         open_values.sort_unstable();
         open_values.dedup_by_key(|x| x.0);
-        let mut param_values: Vec<(u32, i64)> = self
-            .keys
-            .iter()
-            .filter_map(|(key, &var)| match key {
-                Key::Leaf(Owner::Shared, v) => match q.k.f.inst(*v).op {
-                    Op::Param(i) if q.k.f.params.get(i as usize).is_some_and(|p| p.ty.is_int()) => Some((i, values[var]? as i64)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
         param_values.sort_unstable();
         param_values.dedup_by_key(|x| x.0);
         let open_group_size = std::array::from_fn(|ax| self.keys.get(&Key::BlockDim(ax as u8)).and_then(|&v| values[v]).map(|x| x as i64));
