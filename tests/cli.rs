@@ -223,4 +223,7 @@ fn a_witness_names_the_parameter_values_it_needs() {
     let (_, out, _) = lockstep(&["check", "tests/fixtures/cuda/loops.cu"]);
     let n: i64 = out.split("with `n` = ").nth(1).and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{out}"));
     assert!(n >= 2, "a second iteration needs `n` past the first thread's index: {out}");
+    // A race no parameter decides names none.
+    let (_, out, _) = lockstep(&["check", "tests/fixtures/cuda/race_shared.cu"]);
+    assert!(out.contains("thread (2,0,0) writes `s[2]` (line 27) while thread (0,0,0) reads it (line 27)\n"), "{out}");
 }
