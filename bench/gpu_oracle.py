@@ -124,10 +124,13 @@ def kernels(text):
             continue  # an explicit instantiation, read below
         name = m.group(3)
         close = matching(text, m.end() - 1, "(", ")")
+        if close < 0:
+            continue  # an unclosed parameter list: nothing to launch
         params = split_top(text[m.end():close])
         params = [p for p in params if p and p != "void"]
         bounds = m.group(1) or m.group(2)
-        bound = int(split_top(bounds)[0]) if bounds and split_top(bounds)[0].isdigit() else None
+        first_bound = split_top(bounds or "")[:1]
+        bound = int(first_bound[0]) if first_bound and first_bound[0].isdigit() else None
         is_template = re.search(r"template\s*<[^;{]*>\s*$", before) is not None
         if not is_template:
             found.append((name, params, None, bound))
@@ -166,7 +169,8 @@ def names_y_or_z(text, name):
     m = re.search(r"\b" + name + r"\s*\([^;{]*\)\s*\{", text)
     if not m:
         return True
-    body = text[m.end() - 1:matching(text, m.end() - 1, "{", "}") + 1]
+    end = matching(text, m.end() - 1, "{", "}")
+    body = text[m.end() - 1:] if end < 0 else text[m.end() - 1:end + 1]
     return re.search(r"\b(threadIdx|blockDim)\s*\.\s*[yz]\b", body) is not None
 
 
@@ -174,7 +178,7 @@ def kernel_at(text, line):
     """The kernel whose body holds a line, or None (a helper's line)."""
     for m in re.finditer(r"__global__[^;{]*?\b(\w+)\s*(?:<[^(]*>)?\s*\([^;{]*\)\s*\{", text):
         end = matching(text, m.end() - 1, "{", "}")
-        if text.count("\n", 0, m.start()) < line <= text.count("\n", 0, end) + 1:
+        if end >= 0 and text.count("\n", 0, m.start()) < line <= text.count("\n", 0, end) + 1:
             return m.group(1)
     return None
 
@@ -251,8 +255,7 @@ def harness(path, text, replays=()):
         else:
             shapes = [((256, 1, 1), fgrid or (2, 1, 1))]
         shapes = [(group, grid, {}) for group, grid in shapes] + [
-            replay for replay in replays if replay[3] in (None, name)]
-        shapes = [shape[:3] for shape in shapes]
+            (group, grid, values) for group, grid, values, kernel in replays if kernel in (None, name)]
         symbol = name + ("<%s>" % targs if targs else "")
         body = ["    if (which == %d) {" % index]
         args = []

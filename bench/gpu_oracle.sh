@@ -22,5 +22,5 @@ for stem, e in json.load(open(os.path.join(d, "manifest.json"))).items():
                 print(stem, k["index"], s, tool)
 PY
 xargs -P "$jobs" -L 1 sh -c \
-    'timeout 120 compute-sanitizer --tool $3 --print-limit 200 ${3:+$( [ $3 = racecheck ] && echo --racecheck-report hazard )} '"$dir"'/$0.bin $1 $2 > '"$dir"'/$0.$1.$2.$3.log 2>&1; echo "exit: $?" >> '"$dir"'/$0.$1.$2.$3.log' < "$dir/jobs.txt"
+    'timeout 120 compute-sanitizer --tool $3 --print-limit 200 $( [ "$3" = racecheck ] && echo --racecheck-report hazard ) '"$dir"'/$0.bin $1 $2 > '"$dir"'/$0.$1.$2.$3.log 2>&1; echo "exit: $?" >> '"$dir"'/$0.$1.$2.$3.log' < "$dir/jobs.txt"
 echo "compiled: $(ls "$dir"/*.bin.ok 2>/dev/null | wc -l) of $(ls "$dir"/*.cu | wc -l); runs: $(wc -l < "$dir/jobs.txt")"
