@@ -495,7 +495,38 @@ impl Problem {
                 }
             }
         }
+        closed.monotone_toward_zero(&mut values);
         Outcome::Feasible { values, exact }
+    }
+
+    /// A monotone variable the search fixed at the far end of its domain
+    /// (`n` = 4294967295 for `i < n`) moves to the value nearest zero that
+    /// the others' values leave it, so that a witness reads as a reader
+    /// would pick it (`n` = 65 for a loop of step 64 that must run twice).
+    /// Each move keeps every constraint met.
+    fn monotone_toward_zero(&self, values: &mut [Option<i128>]) {
+        let sign = self.monotone_signs();
+        for v in (0..self.dom.len()).filter(|&v| sign[v] == 1 || sign[v] == -1) {
+            if values[v].is_none() {
+                continue;
+            }
+            let (mut lo, mut hi) = self.dom[v];
+            for l in self.les.iter().filter(|l| l.coef(v) != 0) {
+                let c = l.coef(v);
+                let Some(rest) = l.terms.iter().filter(|t| t.0 != v).try_fold(l.k, |s, &(w, d)| values[w].map(|x| s.saturating_add(d.saturating_mul(x)))) else {
+                    lo = INF;
+                    break;
+                };
+                if c > 0 {
+                    hi = hi.min(div_floor(-rest, c));
+                } else {
+                    lo = lo.max(div_ceil(rest, -c));
+                }
+            }
+            if lo <= hi {
+                values[v] = Some(0.clamp(lo, hi));
+            }
+        }
     }
 
     /// [`Problem::solve`], and an answer the search could only assume is
@@ -593,6 +624,29 @@ impl Problem {
     /// constraints when that end is unbounded (they can always be met).
     /// None when no variable is monotone.
     fn without_monotone(&self) -> Option<Problem> {
+        let sign = self.monotone_signs();
+        if !sign.iter().any(|&s| s == 1 || s == -1) {
+            return None;
+        }
+        let mut p = self.clone();
+        let mut free = vec![false; self.dom.len()];
+        for (v, &s) in sign.iter().enumerate() {
+            let (lo, hi) = self.dom[v];
+            match s {
+                1 if lo > -INF => p.dom[v] = (lo, lo),
+                -1 if hi < INF => p.dom[v] = (hi, hi),
+                1 | -1 => free[v] = true,
+                _ => {}
+            }
+        }
+        p.les.retain(|l| !l.terms.iter().any(|t| free[t.0]));
+        Some(p)
+    }
+
+    /// Per variable, 1 or -1 where it occurs only in `<=` constraints and
+    /// always with that sign of coefficient; 0 where it occurs nowhere, 2
+    /// otherwise.
+    fn monotone_signs(&self) -> Vec<i8> {
         const OTHER: i8 = 2;
         let mut sign = vec![0i8; self.dom.len()];
         let mut other = |l: &Lin| l.terms.iter().for_each(|t| sign[t.0] = OTHER);
@@ -613,22 +667,7 @@ impl Problem {
                 };
             }
         }
-        if !sign.iter().any(|&s| s == 1 || s == -1) {
-            return None;
-        }
-        let mut p = self.clone();
-        let mut free = vec![false; self.dom.len()];
-        for (v, &s) in sign.iter().enumerate() {
-            let (lo, hi) = self.dom[v];
-            match s {
-                1 if lo > -INF => p.dom[v] = (lo, lo),
-                -1 if hi < INF => p.dom[v] = (hi, hi),
-                1 | -1 => free[v] = true,
-                _ => {}
-            }
-        }
-        p.les.retain(|l| !l.terms.iter().any(|t| free[t.0]));
-        Some(p)
+        sign
     }
 
     /// Branching order of the counters-first search: small counters that
@@ -1476,6 +1515,34 @@ mod tests {
                 assert_eq!(div_floor(a, b), exact.floor() as i128, "{a} / {b}");
                 assert_eq!(div_ceil(a, b), exact.ceil() as i128, "{a} / {b}");
             }
+        }
+    }
+
+    #[test]
+    fn a_bound_only_compared_against_takes_the_value_nearest_zero() {
+        // A loop `for (s = 0; s < n; s += 64)` that must reach s = 64, with
+        // `n` an unsigned host value: the witness needs n = 65, not the top.
+        let mut p = Problem::default();
+        let k = p.new_var(0, 1 << 26);
+        let n = p.new_var(0, u32::MAX.into());
+        let t = p.new_var(0, 63);
+        p.equal(&Lin::var(k), &Lin::konst(1));
+        p.at_most(&Lin::var(k).scale(64).plus(1), &Lin::var(n));
+        p.at_most(&Lin::var(t).plus(1), &Lin::var(n));
+        match p.solve_proven(DEFAULT_BUDGET) {
+            Outcome::Feasible { values, exact } => {
+                assert!(exact);
+                assert_eq!(values[n], Some(65));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Bounded only below it stays at the end nearest zero too.
+        let mut q = Problem::default();
+        let lo = q.new_var(-100, 100);
+        q.at_most(&Lin::var(lo), &Lin::konst(-3));
+        match q.solve_proven(DEFAULT_BUDGET) {
+            Outcome::Feasible { values, .. } => assert_eq!(values[lo], Some(-3)),
+            other => panic!("{other:?}"),
         }
     }
 
