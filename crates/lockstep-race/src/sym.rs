@@ -1714,6 +1714,7 @@ impl Build<'_> {
     /// differs or a column has no stated width (a matrix output past its
     /// edge writes into the next row for real).
     fn strided_rows(&self, values: &[Option<i128>], addr: &[Lin; 2]) -> Option<StridedRows> {
+        let addr = &[self.in_bytes(0, &addr[0]), self.in_bytes(1, &addr[1])];
         let of_side = |s: u8| self.strides.iter().filter(move |p| p.side == s);
         let value = |l: &Lin| l.terms.iter().try_fold(l.k, |acc, &(v, c)| values[v].map(|x| acc + c * x));
         let mut pairs = Vec::new();
@@ -1794,6 +1795,34 @@ impl Build<'_> {
             return None;
         }
         (stated_width(0, addr) && stated_width(1, addr)).then_some((pairs, insts, offsets))
+    }
+
+    /// A side's index with the rows it adds in bytes counted in bytes too:
+    /// `float* row = (char*)dst + i*nb1; row[j]` indexes floats at
+    /// `(i*nb1) / 4 + j`, which is `i*nb1 + 4*j` in bytes, so that the row
+    /// `i` of stride `nb1` shows as one. The index as it is where no such
+    /// quotient, or quotients by different sizes, occur.
+    fn in_bytes(&self, s: u8, index: &Lin) -> Lin {
+        let products: Vec<Var> = self.strides.iter().filter(|p| p.side == s).map(|p| p.out).collect();
+        let mut size = None;
+        let mut bytes = Lin::konst(0);
+        let mut elements = Lin::konst(index.k);
+        for &(v, c) in &index.terms {
+            let quotient = self.p.funcs.iter().find(|f| {
+                f.out == v && f.op == FnOp::Div && f.a.k == 0 && f.a.terms.iter().any(|t| products.contains(&t.0)) && f.a.terms.iter().all(|t| products.contains(&t.0) || self.host_inputs(t.0).is_some())
+            });
+            match quotient.and_then(|f| Some((f, f.b.as_const().filter(|&k| k > 1)?))) {
+                Some((f, k)) if size.is_none_or(|n| n == k) => {
+                    size = Some(k);
+                    bytes = bytes.add(&f.a.scale(c));
+                }
+                _ => elements = elements.add(&Lin { terms: smallvec::smallvec![(v, c)], k: 0 }),
+            }
+        }
+        match size {
+            Some(k) => bytes.add(&elements.scale(k)),
+            None => index.clone(),
+        }
     }
 
     /// Whether the program bounds the sum `column` from above by values
