@@ -510,20 +510,14 @@ impl Problem {
             if values[v].is_none() {
                 continue;
             }
-            let (mut lo, mut hi) = self.dom[v];
-            for l in self.les.iter().filter(|l| l.coef(v) != 0) {
+            // The range the others' values leave `v`; none where one of
+            // its constraints has another variable open.
+            let range = self.les.iter().filter(|l| l.coef(v) != 0).try_fold(self.dom[v], |(lo, hi), l| {
                 let c = l.coef(v);
-                let Some(rest) = l.terms.iter().filter(|t| t.0 != v).try_fold(l.k, |s, &(w, d)| values[w].map(|x| s.saturating_add(d.saturating_mul(x)))) else {
-                    lo = INF;
-                    break;
-                };
-                if c > 0 {
-                    hi = hi.min(div_floor(-rest, c));
-                } else {
-                    lo = lo.max(div_ceil(rest, -c));
-                }
-            }
-            if lo <= hi {
+                let rest = l.terms.iter().filter(|t| t.0 != v).try_fold(l.k, |s, &(w, d)| values[w].map(|x| s.saturating_add(d.saturating_mul(x))))?;
+                Some(if c > 0 { (lo, hi.min(div_floor(-rest, c))) } else { (lo.max(div_ceil(rest, -c)), hi) })
+            });
+            if let Some((lo, hi)) = range.filter(|(lo, hi)| lo <= hi) {
                 values[v] = Some(0.clamp(lo, hi));
             }
         }
@@ -1536,6 +1530,17 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // A bound whose constraint has another variable left open stays.
+        let mut r = Problem::default();
+        let bound = r.new_var(0, INF);
+        let open = r.new_var(-INF, INF);
+        r.at_most(&Lin::var(open), &Lin::var(bound));
+        let mut values = vec![Some(7), None];
+        r.monotone_toward_zero(&mut values);
+        assert_eq!(values[bound], Some(7));
+        values[open] = Some(3);
+        r.monotone_toward_zero(&mut values);
+        assert_eq!(values[bound], Some(3));
         // Bounded only below it stays at the end nearest zero too.
         let mut q = Problem::default();
         let lo = q.new_var(-100, 100);
