@@ -26,7 +26,7 @@ pub fn fold_decided_branches(f: &mut Function) -> bool {
         if then_to == else_to {
             continue;
         }
-        let known = evaluate(f, cond, &|_, _| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond)).or_else(|| against_group_extent(f, cond));
+        let known = evaluate(f, cond, &|_, _| None).map(|c| c != 0).or_else(|| decided(f, &cfg, b, cond, None)).or_else(|| against_group_extent(f, cond));
         if let Some(holds) = known {
             let (keep, drop) = if holds { (then_to, else_to) } else { (else_to, then_to) };
             folds.push((b, keep, drop));
@@ -82,11 +82,15 @@ fn fold_constant_selects(f: &mut Function) -> bool {
 }
 
 /// The value `cond` must have in block `b`, when a dominating branch on an
-/// equal condition fixed it: the edge into the side `b` lies on dominates
-/// `b` and is that side's only way in.
-fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
+/// equal condition fixed it (one that `top` dominates, where given): the
+/// edge into the side `b` lies on dominates `b` and is that side's only way
+/// in.
+fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value, top: Option<BlockId>) -> Option<bool> {
     let mut x = b.index();
     while let Some(d) = cfg.dom.idom(x) {
+        if top.is_some_and(|top| !cfg.dominates(top, BlockId(d as u32))) {
+            return None;
+        }
         if let Terminator::Branch { cond: c, then_to, else_to } = f.blocks[d].term {
             if then_to != else_to && same_value(f, c, cond, 0) {
                 for (succ, holds) in [(then_to, true), (else_to, false)] {
@@ -99,6 +103,52 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value) -> Option<bool> {
         x = d;
     }
     None
+}
+
+/// The value `v` holds wherever block `at` runs, when `v` is a phi that a
+/// branch selects and `at` lies where a branch on an equal condition went
+/// the same way: `if (c) g = f(g); … if (c) s[i] = g;` stores `f(g)`. The
+/// phi's own block must dominate that second branch, so that neither the
+/// condition nor the phi's input is computed anew in between. `v` itself
+/// where nothing decides it.
+pub fn value_in_block(f: &Function, cfg: &Cfg, block_of: &dyn Fn(Value) -> Option<BlockId>, mut v: Value, at: BlockId) -> Value {
+    const MAX_STEPS: u32 = 8;
+    for _ in 0..MAX_STEPS {
+        let Op::Phi(incoming) = &f.inst(v).op else { break };
+        let Some(join) = block_of(v) else { break };
+        let Some(d) = cfg.dom.idom(join.index()) else { break };
+        let Terminator::Branch { cond, then_to, else_to } = f.blocks[d].term else { break };
+        if then_to == else_to || !cfg.dominates(join, at) {
+            break;
+        }
+        // Which way the branch went for each way into the phi: the branch
+        // block's own edge, or a side whose only way in is that edge.
+        let d = BlockId(d as u32);
+        let side = |p: BlockId| {
+            if p == d {
+                return (then_to == join).then_some(true).or((else_to == join).then_some(false));
+            }
+            [(then_to, true), (else_to, false)].into_iter().find(|&(succ, _)| cfg.preds[succ.index()] == [d] && cfg.dominates(succ, p)).map(|(_, holds)| holds)
+        };
+        let Some(holds) = decided(f, cfg, at, cond, Some(join)) else { break };
+        let mut picked = incoming.iter().map(|&(p, x)| (side(p), x));
+        let mut chosen = None;
+        if picked.clone().any(|(s, _)| s.is_none()) {
+            break;
+        }
+        for (_, x) in picked.by_ref().filter(|&(s, _)| s == Some(holds)) {
+            if chosen.is_some_and(|c| c != x) {
+                chosen = None;
+                break;
+            }
+            chosen = Some(x);
+        }
+        match chosen {
+            Some(x) => v = x,
+            None => break,
+        }
+    }
+    v
 }
 
 /// The outcome of comparing a thread's id with a bound its group's extent

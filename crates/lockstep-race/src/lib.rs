@@ -17,6 +17,7 @@ pub mod solver;
 pub mod sym;
 
 use intervals::{collect_accesses, intervals, reached_from, reaches, reaches_next_iteration, Access, AccessKind, Alloc, Interval, Offsets, Positions, Space, Start, APART, MANY, NOT_IN};
+use lockstep_analysis::decided::value_in_block;
 use lockstep_analysis::{Cfg, Level, Uniformity};
 use lockstep_ir::{AtomicOp, BinOp, Barrier, BlockId, Function, MemRef, Module, Op, Scope, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -648,7 +649,10 @@ impl Ctx<'_> {
                 // different iterations (`y[i * 64 + tid] = x[i]`).
                 let loops_of = |v: Value| self.pos.of(v).map_or(&[][..], |(b, _)| &self.cfg.loops_of[b.index()][..]);
                 let per_iteration = !same_iteration && loops_of(x).iter().any(|lp| loops_of(e.inst).contains(lp) || loops_of(l.inst).contains(lp));
-                let level_at_store = |a: &Access| self.pos.of(a.inst).map_or(Level::Thread, |(b, _)| self.uni.level_at(self.cfg, x, b));
+                // What the store writes where it runs: a phi a branch on the
+                // store's own guard selects is the input that guard picks.
+                let block_of = |v: Value| self.pos.of(v).map(|(b, _)| b);
+                let level_at_store = |a: &Access| block_of(a.inst).map_or(Level::Thread, |b| self.uni.level_at(self.cfg, value_in_block(self.f, self.cfg, &block_of, x, b), b));
                 // Iterations apart, what decides the value must stay put
                 // between them (`sq4[qq*32 + i] = q[qq*32 + i]` in every wave).
                 let store_loops = if same_iteration { &[][..] } else { loops_of(e.inst) };
