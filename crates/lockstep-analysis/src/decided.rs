@@ -107,48 +107,47 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value, top: Option<BlockId
 
 /// The value `v` holds wherever block `at` runs, when `v` is a phi that a
 /// branch selects and `at` lies where a branch on an equal condition went
-/// the same way: `if (c) g = f(g); … if (c) s[i] = g;` stores `f(g)`. The
-/// phi's own block must dominate that second branch, so that neither the
-/// condition nor the phi's input is computed anew in between. `v` itself
-/// where nothing decides it.
+/// the same way: `if (c) g = f(g); … if (c) s[i] = g;` stores `f(g)`. `v`
+/// itself where nothing decides it.
 pub fn value_in_block(f: &Function, cfg: &Cfg, block_of: &dyn Fn(Value) -> Option<BlockId>, mut v: Value, at: BlockId) -> Value {
     const MAX_STEPS: u32 = 8;
     for _ in 0..MAX_STEPS {
         let Op::Phi(incoming) = &f.inst(v).op else { break };
-        let Some(join) = block_of(v) else { break };
-        let Some(d) = cfg.dom.idom(join.index()) else { break };
-        let Terminator::Branch { cond, then_to, else_to } = f.blocks[d].term else { break };
-        if then_to == else_to || !cfg.dominates(join, at) {
-            break;
-        }
-        // Which way the branch went for each way into the phi: the branch
-        // block's own edge, or a side whose only way in is that edge.
-        let d = BlockId(d as u32);
-        let side = |p: BlockId| {
-            if p == d {
-                return (then_to == join).then_some(true).or((else_to == join).then_some(false));
-            }
-            [(then_to, true), (else_to, false)].into_iter().find(|&(succ, _)| cfg.preds[succ.index()] == [d] && cfg.dominates(succ, p)).map(|(_, holds)| holds)
-        };
-        let Some(holds) = decided(f, cfg, at, cond, Some(join)) else { break };
-        let mut picked = incoming.iter().map(|&(p, x)| (side(p), x));
-        let mut chosen = None;
-        if picked.clone().any(|(s, _)| s.is_none()) {
-            break;
-        }
-        for (_, x) in picked.by_ref().filter(|&(s, _)| s == Some(holds)) {
-            if chosen.is_some_and(|c| c != x) {
-                chosen = None;
-                break;
-            }
-            chosen = Some(x);
-        }
-        match chosen {
-            Some(x) => v = x,
-            None => break,
+        let Some(ways) = block_of(v).and_then(|join| decided_ways_into(f, cfg, join, at)) else { break };
+        let mut picked = incoming.iter().filter(|(p, _)| ways.contains(p)).map(|&(_, x)| x);
+        match picked.next() {
+            Some(x) if picked.all(|y| y == x) => v = x,
+            _ => break,
         }
     }
     v
+}
+
+/// The ways into `join` that any execution reaching `at` came by, when a
+/// branch decides them: `join` merges the two sides of a branch on a
+/// condition (the branch dominates it, and each way in lies on one side),
+/// and a branch on an equal condition that `join` dominates sent `at` the
+/// same way. `join`'s dominance keeps the condition from being computed
+/// anew in between. None where nothing decides them.
+pub(crate) fn decided_ways_into(f: &Function, cfg: &Cfg, join: BlockId, at: BlockId) -> Option<Vec<BlockId>> {
+    let d = cfg.dom.idom(join.index())?;
+    let Terminator::Branch { cond, then_to, else_to } = f.blocks[d].term else { return None };
+    if then_to == else_to || !cfg.dominates(join, at) {
+        return None;
+    }
+    let d = BlockId(d as u32);
+    // Which way the branch went for a way in: the branch block's own edge,
+    // or a side whose only way in is that edge.
+    let side = |p: BlockId| {
+        if p == d {
+            return (then_to == join).then_some(true).or((else_to == join).then_some(false));
+        }
+        [(then_to, true), (else_to, false)].into_iter().find(|&(succ, _)| cfg.preds[succ.index()] == [d] && cfg.dominates(succ, p)).map(|(_, holds)| holds)
+    };
+    let holds = decided(f, cfg, at, cond, Some(join))?;
+    let preds = &cfg.preds[join.index()];
+    let sides: Option<Vec<bool>> = preds.iter().map(|&p| side(p)).collect();
+    Some(preds.iter().zip(sides?).filter(|&(_, s)| s == holds).map(|(&p, _)| p).collect())
 }
 
 /// The outcome of comparing a thread's id with a bound its group's extent

@@ -814,15 +814,26 @@ fn forwarded_stores(f: &Function, cfg: &Cfg) -> Vec<Option<Value>> {
             Op::Call(callee, _) => !matches!(callee, lockstep_ir::Callee::UnknownValue(_)),
             _ => false,
         };
-        // The nearest store or call before the load, up the dominator tree.
+        // The nearest store or call before the load, up the dominator tree;
+        // at a join that a branch on the load's own guard decides, up the
+        // side the load's executions came by (`if (c) acc[j] = sum(acc[j]);
+        // … if (c) s[w] = acc[j];`), remembering the join and that way in.
         let mut found = None;
+        let mut steps: Vec<(BlockId, BlockId)> = Vec::new();
         let mut block = Some((lb, pos));
         while let Some((b, end)) = block {
             if let Some(&x) = f.block(b).insts[..end].iter().rev().find(|x| clobbers(x)) {
                 found = Some((b, x));
                 break;
             }
-            block = cfg.dom.idom(b.index()).map(|p| (BlockId(p as u32), f.block(BlockId(p as u32)).insts.len()));
+            let up = match crate::decided::decided_ways_into(f, cfg, b, lb).as_deref() {
+                Some(&[way]) => {
+                    steps.push((b, way));
+                    Some(way)
+                }
+                _ => cfg.dom.idom(b.index()).map(|p| BlockId(p as u32)),
+            };
+            block = up.map(|p| (p, f.block(p).insts.len()));
         }
         let Some((sb, store)) = found else { continue };
         let Op::Store(m, stored) = &f.inst(store).op else { continue };
@@ -830,7 +841,16 @@ fn forwarded_stores(f: &Function, cfg: &Cfg) -> Vec<Option<Value>> {
         if m.root != load.root || !same_index {
             continue;
         }
-        if sb != lb && !clean_between(f, cfg, sb, lb, pos, &clobbers) {
+        // Every execution from the store to the load enters each such join
+        // last by its way in: clean from the store to that way's end, from
+        // each join to the next way's end, and from the last join to the load.
+        let mut from = sb;
+        let mut clean = true;
+        for &(join, way) in steps.iter().rev() {
+            clean &= clean_between(f, cfg, from, way, f.block(way).insts.len(), &clobbers);
+            from = join;
+        }
+        if !clean || (from != lb && !clean_between(f, cfg, from, lb, pos, &clobbers)) {
             continue;
         }
         out[v.index()] = Some(*stored);
