@@ -130,6 +130,9 @@ pub fn value_in_block(f: &Function, cfg: &Cfg, block_of: &dyn Fn(Value) -> Optio
 /// same way. `join`'s dominance keeps the condition from being computed
 /// anew in between. None where nothing decides them.
 pub(crate) fn decided_ways_into(f: &Function, cfg: &Cfg, join: BlockId, at: BlockId) -> Option<Vec<BlockId>> {
+    if cfg.preds[join.index()].len() < 2 {
+        return None;
+    }
     let d = cfg.dom.idom(join.index())?;
     let Terminator::Branch { cond, then_to, else_to } = f.blocks[d].term else { return None };
     if then_to == else_to || !cfg.dominates(join, at) {
