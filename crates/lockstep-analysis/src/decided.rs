@@ -93,16 +93,21 @@ fn decided(f: &Function, cfg: &Cfg, b: BlockId, cond: Value, top: Option<BlockId
         }
         if let Terminator::Branch { cond: c, then_to, else_to } = f.blocks[d].term {
             if then_to != else_to && same_value(f, c, cond, 0) {
-                for (succ, holds) in [(then_to, true), (else_to, false)] {
-                    if cfg.preds[succ.index()].len() == 1 && cfg.dominates(succ, b) {
-                        return Some(holds);
-                    }
+                if let Some(holds) = side_of(cfg, then_to, else_to, b) {
+                    return Some(holds);
                 }
             }
         }
         x = d;
     }
     None
+}
+
+/// Which side of a branch to `then_to` or `else_to` block `b` lies on: the
+/// side whose first block dominates `b` and has the branch as its only way
+/// in. None where neither does.
+fn side_of(cfg: &Cfg, then_to: BlockId, else_to: BlockId, b: BlockId) -> Option<bool> {
+    [(then_to, true), (else_to, false)].into_iter().find(|&(succ, _)| cfg.preds[succ.index()].len() == 1 && cfg.dominates(succ, b)).map(|(_, holds)| holds)
 }
 
 /// The value `v` holds wherever block `at` runs, when `v` is a phi that a
@@ -140,12 +145,12 @@ pub(crate) fn decided_ways_into(f: &Function, cfg: &Cfg, join: BlockId, at: Bloc
     }
     let d = BlockId(d as u32);
     // Which way the branch went for a way in: the branch block's own edge,
-    // or a side whose only way in is that edge.
+    // or the side it lies on.
     let side = |p: BlockId| {
         if p == d {
             return (then_to == join).then_some(true).or((else_to == join).then_some(false));
         }
-        [(then_to, true), (else_to, false)].into_iter().find(|&(succ, _)| cfg.preds[succ.index()] == [d] && cfg.dominates(succ, p)).map(|(_, holds)| holds)
+        side_of(cfg, then_to, else_to, p)
     };
     let holds = decided(f, cfg, at, cond, Some(join))?;
     let preds = &cfg.preds[join.index()];

@@ -1816,7 +1816,7 @@ impl Build<'_> {
                     size = Some(k);
                     bytes = bytes.add(&f.a.scale(c));
                 }
-                _ => elements = elements.add(&Lin { terms: smallvec::smallvec![(v, c)], k: 0 }),
+                _ => elements = elements.add(&Lin::var(v).scale(c)),
             }
         }
         match size {
