@@ -2,15 +2,21 @@
 # Real-code corpus: run `lockstep check` over third-party GPU kernels fetched
 # from PyPI at run time, and summarise cost, crashes, findings and gaps.
 #
-#   bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]
+#   bash bench/corpus.sh [--set ggml|more] [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]
 #
+#   --set            which packages: ggml (default; llama-cpp-python's vendored
+#                    ggml, the set the recorded results compare) or more (other
+#                    projects' kernels: DeepSpeed, gsplat, mamba-ssm,
+#                    torch-scatter, CuPy with CUB, PyOpenCL, Kompute), a set
+#                    no precision work was shaped on
 #   --languages      which of the tree's languages to check: cuda, hlsl,
 #                    opencl, glsl, metal, wgsl (default cuda,hlsl, the set the
 #                    recorded results compare)
 #   --only           check only the files whose path contains TEXT (one
 #                    kernel file again, with the flags the full run gives it)
 #
-#   LOCKSTEP_CORPUS  scratch folder (default /tmp/lockstep-corpus); the
+#   LOCKSTEP_CORPUS  scratch folder (default /tmp/lockstep-corpus, or
+#                    /tmp/lockstep-corpus-SET for another set); the
 #                    download, the per-file results, summary.json, sample.txt
 #   SAMPLE_SEED      seed for the sampled findings (default 1)
 #
@@ -24,41 +30,79 @@ repo=$PWD
 # --mem caps each process's address space: ggml's mmq.cuh alone reaches
 # 17 GiB of RSS, and the machine is shared. A file over the cap aborts and is
 # reported as out of memory.
-sample=8 timeout_s=60 mem_mib=4096 jobs=1 languages=cuda,hlsl only=
+sample=8 timeout_s=60 mem_mib=4096 jobs=1 languages=cuda,hlsl only= set=ggml
 while [ "$#" -gt 0 ]; do
     case "$1" in
+        --set) set=$2; shift 2 ;;
         --sample) sample=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --mem) mem_mib=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
         --languages) languages=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        *) echo "usage: bash bench/corpus.sh [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]" >&2; exit 2 ;;
+        *) echo "usage: bash bench/corpus.sh [--set ggml|more] [--sample N] [--timeout S] [--mem MIB] [--jobs J] [--languages L,...] [--only TEXT]" >&2; exit 2 ;;
     esac
 done
-corpus=${LOCKSTEP_CORPUS:-/tmp/lockstep-corpus}
+default_corpus=/tmp/lockstep-corpus
+[ "$set" = ggml ] || default_corpus=/tmp/lockstep-corpus-$set
+corpus=${LOCKSTEP_CORPUS:-$default_corpus}
 seed=${SAMPLE_SEED:-1}
 
 # Sources: PyPI sdists, pinned so that runs compare. Each entry is
-# "name version include-dirs..." (include dirs relative to the package's
-# vendored root, as the project's own build passes them; system headers such
-# as <vector> stay missing on purpose: lockstep has no C++ standard library).
-sources=(
-    "llama-cpp-python 0.3.36 vendor/llama.cpp/ggml/include vendor/llama.cpp/ggml/src vendor/llama.cpp/ggml/src/ggml-metal"
-)
+# "name version kept-folder include-dirs...": only the kept folder of the
+# sdist is unpacked ("." keeps all; DeepSpeed ships its sources twice), and
+# the include dirs (relative to the package's root) are those the project's
+# own build passes; system headers such as <vector> stay missing on purpose:
+# lockstep has no C++ standard library.
+case "$set" in
+    ggml) sources=(
+        "llama-cpp-python 0.3.36 . vendor/llama.cpp/ggml/include vendor/llama.cpp/ggml/src vendor/llama.cpp/ggml/src/ggml-metal"
+    ) ;;
+    more) sources=(
+        "deepspeed 0.19.8 csrc csrc/includes csrc/transformer/inference/includes"
+        "gsplat 1.5.3 gsplat/cuda gsplat/cuda/include gsplat/cuda/csrc"
+        "mamba-ssm 2.3.2.post1 csrc csrc/selective_scan"
+        "torch-scatter 2.1.2 csrc csrc"
+        "cupy 14.2.0 cupy/_core/include cupy/_core/include cupy/_core/include/cupy/_cccl/cub cupy/_core/include/cupy/_cccl/libcudacxx/include"
+        "pyopencl 2026.1.4 pyopencl/cl pyopencl/cl"
+        "kp 0.9.0 ."
+    ) ;;
+    *) echo "unknown set $set (ggml, more)" >&2; exit 2 ;;
+esac
 
+# The sdist's address comes from PyPI's JSON API, not `pip download`: pip
+# prepares the package's metadata, which for CUDA packages runs a setup.py
+# that needs torch.
 mkdir -p "$corpus/dl" "$corpus/src"
 for s in "${sources[@]}"; do
-    read -r name version _ <<< "$s"
+    read -r name version kept _ <<< "$s"
     dir="$corpus/src/$name-$version"
     [ -e "$dir/.done" ] && continue
-    # `--no-binary NAME`, not `:all:`: the latter makes pip build the sdist's
-    # build requirements (cmake, ninja) from source too, which takes ages.
-    python3 -m pip download --quiet --no-deps --no-binary "$name" "$name==$version" -d "$corpus/dl"
-    tarball=$(ls "$corpus/dl/"*"${name//-/_}-$version.tar.gz" 2>/dev/null | head -n 1)
-    [ -n "$tarball" ] || { echo "no sdist for $name $version in $corpus/dl" >&2; exit 2; }
+    tarball=$(python3 - "$name" "$version" "$corpus/dl" <<'PY'
+import json, os, sys, urllib.parse, urllib.request
+name, version, dl = sys.argv[1:]
+api = f"https://pypi.org/pypi/{name}/{version}/json"
+try:
+    release = json.load(urllib.request.urlopen(api, timeout=60))
+except OSError:  # some mirrors answer only the latest release's page
+    api = f"https://pypi.org/pypi/{name}/json"
+    release = json.load(urllib.request.urlopen(api, timeout=60))
+    if release["info"]["version"] != version:
+        sys.exit(f"{name} {version}: not found on PyPI")
+sdist = next(u for u in release["urls"] if u["packagetype"] == "sdist")
+path = os.path.join(dl, sdist["filename"])
+if not os.path.exists(path):
+    urllib.request.urlretrieve(urllib.parse.urljoin(api, sdist["url"]), path)
+print(path)
+PY
+) || { echo "no sdist for $name $version" >&2; exit 2; }
     rm -rf "$dir" && mkdir -p "$dir"
-    tar xzf "$tarball" -C "$dir" --strip-components=1
+    top=$(tar tzf "$tarball" | sed -n "1s|/.*||p")
+    if [ "$kept" = . ]; then
+        tar xzf "$tarball" -C "$dir" --strip-components=1
+    else
+        tar xzf "$tarball" -C "$dir" --strip-components=1 "$top/$kept"
+    fi
     touch "$dir/.done"
 done
 
@@ -173,7 +217,7 @@ wgsl_variant_flags() { # FILE: the operation its host build picks first
 
 i=0
 for s in "${sources[@]}"; do
-    read -r name version incs <<< "$s"
+    read -r name version _ incs <<< "$s"
     dir="$corpus/src/$name-$version"
     flags=()
     for d in $incs; do flags+=(-I "$dir/$d"); done
