@@ -417,8 +417,14 @@ fn parse_isolating_errors(
     }
     let mut skipped = Vec::new();
     let (mut text, mut map) = without_host_bodies(lang, text, map);
+    let grammar = lang.c_family().1;
+    let mut last: Option<(lockstep_syntax::Tree, String)> = None;
     for _ in 0..16 {
-        let Some(tree) = lockstep_syntax::parse(lang.c_family().1, &text) else { return (text, map, None, skipped) };
+        let tree = match last.take() {
+            Some((old, old_text)) => lockstep_syntax::reparse(grammar, old, &old_text, &text),
+            None => lockstep_syntax::parse(grammar, &text),
+        };
+        let Some(tree) = tree else { return (text, map, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
             return (text, map, Some(tree), skipped);
@@ -437,12 +443,17 @@ fn parse_isolating_errors(
         }
         drop(cursor);
         let Some((lo, hi, (error, what))) = cut else { return (text, map, Some(tree), skipped) };
+        let old_text = text.clone();
         let blank: String = text[lo..hi].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
         text.replace_range(lo..hi, &blank);
         skipped.push(SkippedRegion { start: map.offset(lo as u32), error: map.span(error.0, error.1), what });
         (text, map) = without_host_bodies(lang, text, map);
+        last = Some((tree, old_text));
     }
-    let tree = lockstep_syntax::parse(lang.c_family().1, &text);
+    let tree = match last {
+        Some((old, old_text)) => lockstep_syntax::reparse(grammar, old, &old_text, &text),
+        None => lockstep_syntax::parse(grammar, &text),
+    };
     (text, map, tree, skipped)
 }
 
@@ -451,10 +462,11 @@ fn parse_isolating_errors(
 /// [`lockstep_syntax::parenthesized_values_read_as_casts`]); byte offsets stay.
 fn without_values_read_as_casts(lang: Lang, mut text: String, tree: Option<lockstep_syntax::Tree>) -> (String, Option<lockstep_syntax::Tree>) {
     let Some(parens) = tree.as_ref().map(|t| lockstep_syntax::parenthesized_values_read_as_casts(t, &text)).filter(|p| !p.is_empty()) else { return (text, tree) };
+    let (Some(tree), old_text) = (tree, text.clone()) else { return (text, None) };
     for at in parens {
         text.replace_range(at..at + 1, " ");
     }
-    let reparsed = lockstep_syntax::parse(lang.c_family().1, &text);
+    let reparsed = lockstep_syntax::reparse(lang.c_family().1, tree, &old_text, &text);
     (text, reparsed)
 }
 
@@ -480,6 +492,7 @@ enum Blanks {
 fn parser_cuts(lang: Lang, text: &str, blanks: Blanks) -> Vec<std::ops::Range<usize>> {
     let host = if lang.c_family().0.host_code { lockstep_syntax::host_function_bodies(text) } else { Vec::new() };
     let gaps = lockstep_syntax::union_of_ranges(&lockstep_syntax::brace_default_arguments(text), &lockstep_syntax::lambda_execution_spaces(text));
+    let gaps = lockstep_syntax::union_of_ranges(&gaps, &lockstep_syntax::typename_in_expressions(text));
     let cuts = lockstep_syntax::union_of_ranges(&host, &gaps);
     match blanks {
         Blanks::Cut => lockstep_syntax::union_of_ranges(&lockstep_syntax::redundant_whitespace(text), &cuts),

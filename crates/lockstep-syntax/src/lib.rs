@@ -5,7 +5,7 @@ mod host;
 mod launch;
 mod whitespace;
 
-pub use gaps::{brace_default_arguments, lambda_execution_spaces, parenthesized_values_read_as_casts};
+pub use gaps::{brace_default_arguments, lambda_execution_spaces, parenthesized_values_read_as_casts, typename_in_expressions};
 pub use host::host_function_bodies;
 pub use launch::{kernel_launches, ArgRelation, Comparison, KernelLaunch, Operand};
 pub use whitespace::{redundant_whitespace, union_of_ranges};
@@ -25,6 +25,77 @@ pub fn parse(grammar: Grammar, text: &str) -> Option<Tree> {
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&syntax(grammar).language).ok()?;
     parser.parse(text, None)
+}
+
+/// Parses `text`, which is `old_text` with some bytes replaced in place
+/// (blanked regions: every offset kept), reusing `old`'s subtrees outside
+/// the changed bytes. On a file of megabytes that errors make us parse again
+/// and again, a fresh parse each time costs seconds.
+pub fn reparse(grammar: Grammar, mut old: Tree, old_text: &str, text: &str) -> Option<Tree> {
+    if old_text.len() != text.len() {
+        return parse(grammar, text);
+    }
+    let mut points = Points { text: text.as_bytes(), at: 0, point: tree_sitter::Point { row: 0, column: 0 } };
+    for changed in changed_runs(old_text.as_bytes(), text.as_bytes()) {
+        let start = points.at(changed.start);
+        let end = points.at(changed.end);
+        old.edit(&tree_sitter::InputEdit {
+            start_byte: changed.start,
+            old_end_byte: changed.end,
+            new_end_byte: changed.end,
+            start_position: start,
+            old_end_position: end,
+            new_end_position: end,
+        });
+    }
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&syntax(grammar).language).ok()?;
+    parser.parse(text, Some(&old))
+}
+
+/// The byte ranges where two texts of one length differ; runs closer than a
+/// line apart are one (fewer edits, each re-lexed whole anyway).
+fn changed_runs(a: &[u8], b: &[u8]) -> Vec<std::ops::Range<usize>> {
+    const JOIN: usize = 80;
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] == b[i] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < a.len() && a[i] != b[i] {
+            i += 1;
+        }
+        match runs.last_mut() {
+            Some(last) if start - last.end <= JOIN => last.end = i,
+            _ => runs.push(start..i),
+        }
+    }
+    runs
+}
+
+/// Rows and byte columns of increasing offsets, as tree-sitter counts them.
+struct Points<'t> {
+    text: &'t [u8],
+    at: usize,
+    point: tree_sitter::Point,
+}
+
+impl Points<'_> {
+    fn at(&mut self, offset: usize) -> tree_sitter::Point {
+        for &c in &self.text[self.at..offset] {
+            if c == b'\n' {
+                self.point.row += 1;
+                self.point.column = 0;
+            } else {
+                self.point.column += 1;
+            }
+        }
+        self.at = offset;
+        self.point
+    }
 }
 
 /// A grammar's node-kind names and field ids, resolved once: looking a field
