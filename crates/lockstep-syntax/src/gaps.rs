@@ -1,7 +1,8 @@
 //! C++ the grammar does not parse, found in the text so it can be cut
-//! before parsing: braced default arguments, and the execution spaces of
-//! extended lambdas; and C++ it parses wrongly, found in the tree: a value
-//! in parentheses before `&&` read as a cast.
+//! before parsing: braced default arguments, the execution spaces of
+//! extended lambdas, and `typename` before a type constructed in an
+//! expression; and C++ it parses wrongly, found in the tree: a value in
+//! parentheses before `&&` read as a cast.
 
 use std::ops::Range;
 use tree_sitter::Tree;
@@ -84,6 +85,86 @@ pub fn lambda_execution_spaces(text: &str) -> Vec<Range<usize>> {
         }
     }
     out
+}
+
+/// Byte ranges of the keyword `typename` where it names a dependent type
+/// that an expression constructs: `typename K::BlockScan(storage).Sum(v)`
+/// or `typename A::template B<N>{…}`, CUB's way of calling a block-wide
+/// collective. The grammar takes `typename` in declarations only. Without
+/// the keyword the construction parses as a call of the qualified name,
+/// which is what it is to lockstep. A declaration (`typename K::T x(…);`)
+/// has a name after the type, and `template <typename T>` no `::`.
+pub fn typename_in_expressions(text: &str) -> Vec<Range<usize>> {
+    const KEYWORD: &str = "typename";
+    let b = text.as_bytes();
+    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices(KEYWORD) {
+        let end = i + KEYWORD.len();
+        if (i > 0 && word_char(b[i - 1])) || b.get(end).is_some_and(|&c| word_char(c)) {
+            continue;
+        }
+        if qualified_name_end(b, skip_blanks(b, end)).is_some_and(|after| matches!(b.get(skip_blanks(b, after)), Some(b'(' | b'{'))) {
+            out.push(i..end);
+        }
+    }
+    out
+}
+
+/// The end of a qualified name at `at` (`A::B`, `::A<int, 4>::template C`,
+/// with at least one `::`); None where none starts there.
+fn qualified_name_end(b: &[u8], mut at: usize) -> Option<usize> {
+    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut scopes = 0;
+    loop {
+        if b[at..].starts_with(b"::") {
+            scopes += 1;
+            at = skip_blanks(b, at + 2);
+            if b[at..].starts_with(b"template") && !b.get(at + 8).is_some_and(|&c| word_char(c)) {
+                at = skip_blanks(b, at + 8);
+            }
+        }
+        let start = at;
+        while b.get(at).is_some_and(|&c| word_char(c)) {
+            at += 1;
+        }
+        if at == start || b[start].is_ascii_digit() {
+            return None;
+        }
+        let mut next = skip_blanks(b, at);
+        if b.get(next) == Some(&b'<') {
+            next = skip_blanks(b, matching_angle(b, next)? + 1);
+            at = next;
+        }
+        if !b[next..].starts_with(b"::") {
+            return (scopes > 0).then_some(at);
+        }
+        at = next;
+    }
+}
+
+/// The `>` closing the `<` at `open`; a `>` inside brackets is a
+/// comparison. None past a `;` or `{` (a comparison, not template
+/// arguments).
+fn matching_angle(b: &[u8], open: usize) -> Option<usize> {
+    let mut closers = Vec::new();
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'<' if closers.last().is_none_or(|&top| top == b'>') => closers.push(b'>'),
+            b'(' => closers.push(b')'),
+            b'[' => closers.push(b']'),
+            b'>' if closers.last() != Some(&b'>') => {}
+            b'>' | b')' | b']' => {
+                (closers.pop()? == c).then_some(())?;
+                if closers.is_empty() {
+                    return Some(i);
+                }
+            }
+            b';' | b'{' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 fn skip_blanks(b: &[u8], mut i: usize) -> usize {
@@ -169,6 +250,28 @@ mod tests {
         without(text, lambda_execution_spaces(text))
     }
 
+    fn cut_typenames(text: &str) -> String {
+        without(text, typename_in_expressions(text))
+    }
+
+    #[test]
+    fn typename_goes_where_an_expression_constructs_the_type() {
+        assert_eq!(cut_typenames("typename K::BlockScanT(smem).InclusiveScan(v, r);"), " K::BlockScanT(smem).InclusiveScan(v, r);");
+        assert_eq!(cut_typenames("x = typename A<T, 4>::template B<N> {s};"), "x =  A<T, 4>::template B<N> {s};");
+        assert_eq!(cut_typenames("auto y = typename ::cub::Warp<float>(t).Sum(x);"), "auto y =  ::cub::Warp<float>(t).Sum(x);");
+        assert_eq!(cut_typenames("typename A<(N > 2)>::R(s).Sum(x);"), " A<(N > 2)>::R(s).Sum(x);");
+        for kept in [
+            "template <typename T, typename U> __global__ void k(T* t);",
+            "typename K::T x(1);",
+            "using V = typename K::Vec;",
+            "typename std::enable_if<(N > 2), int>::type* = nullptr",
+            "typename K::T* p;",
+            "typenames::X(1);",
+        ] {
+            assert_eq!(cut_typenames(kept), kept);
+        }
+    }
+
     #[test]
     fn lambda_execution_spaces_go_and_subscripts_stay() {
         assert_eq!(cut_lambdas("auto load = [&] __device__ (auto n) {"), "auto load = [&]  (auto n) {");
@@ -179,9 +282,10 @@ mod tests {
 
     #[test]
     fn unbalanced_and_multibyte_text_never_panics() {
-        for text in ["f(int a = {", "f(int a = {{}", "] __device__", "]__host__ __device__", "é] __device__ (", "g(x = {é}, y)", "= {", "(", "]"] {
+        for text in ["f(int a = {", "f(int a = {{}", "] __device__", "typename", "typename A::", "typename A<", "typename ::é(", "typename A::B<)(", "]__host__ __device__", "é] __device__ (", "g(x = {é}, y)", "= {", "(", "]"] {
             let _ = brace_default_arguments(text);
             let _ = lambda_execution_spaces(text);
+            let _ = typename_in_expressions(text);
         }
         assert_eq!(cut("g(x = {é}, y)"), "g(x , y)");
     }
