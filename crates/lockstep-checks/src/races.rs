@@ -168,6 +168,9 @@ struct Undecided {
     guards: Vec<String>,
     /// The launch shape the witness needs but nothing in the file shows.
     launch: Option<String>,
+    /// The call lockstep cannot see into that every way between the
+    /// accesses passes, in words: it may hold a barrier.
+    unseen_sync: Option<String>,
     /// Buffers the kernel only reads whose values choose the cell an atomic
     /// updates: an atomic is there because threads meet on data-chosen
     /// cells, so the witness takes the input that makes them meet.
@@ -502,7 +505,15 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             }
         }
     }
-    let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty() || undecided.launch.is_some());
+    undecided.unseen_sync = x.unseen_sync.map(|call| {
+        let what = match &f.inst(call).op {
+            Op::Call(lockstep_ir::Callee::Opaque(name), _) => format!("calls `{name}`, whose body lockstep did not see"),
+            Op::Call(lockstep_ir::Callee::Unmodelled(what), _) => format!("passes {what}, which lockstep does not model"),
+            _ => "passes code lockstep cannot see into".to_string(),
+        };
+        format!("every way from one access to the other {what} (line {}): it may hold a barrier that orders them", db.location(f.inst(call).span).0.line)
+    });
+    let (class_id, severity) = class(f, x, !undecided.data.is_empty() || !undecided.guards.is_empty() || undecided.launch.is_some() || undecided.unseen_sync.is_some());
     let (span, message) = match x.rule {
         Rule::FenceWithoutSync => {
             let fence = x.fence.unwrap_or(x.later.inst);
@@ -589,6 +600,9 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             });
         }
     }
+    if let Some(call) = x.unseen_sync {
+        d = d.with_label(f.inst(call).span, "lockstep cannot see whether this waits for the group");
+    }
     if let Some(held) = x.held_by {
         let memory = if in_device_memory(x.rule) { "device" } else { "group-shared" };
         d = d.with_label(f.inst(held).span, format!("holds the threads, but fences no {memory} memory"));
@@ -640,8 +654,8 @@ fn report(db: &SourceDb, m: &Module, f: &Function, kernel: &lockstep_race::sym::
             let guards = format!("the conditions guarding the accesses use {}", undecided.guards.join(", "));
             why = if why.is_empty() { guards } else { format!("{why}, and {guards}") };
         }
-        if let Some(launch) = undecided.launch {
-            why = if why.is_empty() { launch } else { format!("{why}, and {launch}") };
+        for unknown in [undecided.launch, undecided.unseen_sync].into_iter().flatten() {
+            why = if why.is_empty() { unknown } else { format!("{why}, and {unknown}") };
         }
         if why.is_empty() {
             why = "the indices are too involved for lockstep to compare".to_string();

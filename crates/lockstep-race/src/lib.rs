@@ -126,6 +126,11 @@ pub struct Finding {
     /// none of this memory (Metal `mem_none`, OpenCL's local-only barrier
     /// for global memory), which therefore does not order them.
     pub held_by: Option<Value>,
+    /// A call lockstep cannot see into (a function without a body, a
+    /// construct it does not model) on every barrier-free way between the
+    /// accesses: it may hold a group barrier (CUB's block collectives do),
+    /// so the race is not proven.
+    pub unseen_sync: Option<Value>,
 }
 
 fn barrier(f: &Function, v: Value) -> Option<&Barrier> {
@@ -164,6 +169,11 @@ fn placed_by_wave(f: &Function, v: Value, depth: u32) -> bool {
 
 fn wave_sync(f: &Function, v: Value, space: Space) -> bool {
     barrier(f, v).is_some_and(|b| b.exec == Scope::Wave && b.spaces.contains(mem_space(space)))
+}
+
+/// A call whose body lockstep does not see: it may synchronize the group.
+fn may_sync_unseen(f: &Function, v: Value) -> bool {
+    matches!(f.inst(v).op, Op::Call(lockstep_ir::Callee::Opaque(_) | lockstep_ir::Callee::Unmodelled(_), _))
 }
 
 fn grid_sync(f: &Function, v: Value) -> bool {
@@ -836,6 +846,7 @@ impl Ctx<'_> {
         let ends = |v: Value| group_sync(f, v, space);
         self.stats.intervals += ivs.len();
         let fences: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| barrier(f, v).is_some_and(|b| b.is_fence_only() && b.spaces.contains(mem_space(space)))).collect();
+        let unseen_calls: Vec<Value> = f.blocks.iter().flat_map(|b| b.insts.iter().copied()).filter(|&v| may_sync_unseen(f, v)).collect();
         let wave_barriers = f.blocks.iter().flat_map(|b| &b.insts).any(|&v| wave_sync(f, v, space));
         // Code that never names a wave (no lane, wave width or index, no wave
         // operation or barrier) is not written for one; where the width is
@@ -933,6 +944,12 @@ impl Ctx<'_> {
                             }
                         };
                         let wave_ordered = wave_barriers && follows(&ends) && !follows(&wave_ends);
+                        let unseen_sync = if unseen_calls.is_empty() || follows(&|v: Value| ends(v) || may_sync_unseen(f, v)) {
+                            None
+                        } else {
+                            let pos = &self.pos;
+                            unseen_calls.iter().copied().find(|&c| reaches(f, self.cfg, pos, e.inst, c, &ends) && reaches(f, self.cfg, pos, c, l.inst, &ends)).or(unseen_calls.first().copied())
+                        };
                         // Where nothing fixes the width, threads in different waves even
                         // when waves are as wide as hardware makes them are in different
                         // waves at every width: the race is proven on every device.
@@ -1080,6 +1097,7 @@ impl Ctx<'_> {
                             wave_ordered,
                             fenced: false,
                             coherent: self.coherent(l.alloc),
+                            unseen_sync,
                         });
                     }
                 }
@@ -1122,6 +1140,7 @@ impl Ctx<'_> {
                     same_value: false,
                     fenced: false,
                     coherent: false,
+                    unseen_sync: None,
                 });
             }
         }
@@ -1253,6 +1272,7 @@ impl Ctx<'_> {
                             same_value,
                             fenced,
                             coherent,
+                            unseen_sync: None,
                         });
                     }
                 }
