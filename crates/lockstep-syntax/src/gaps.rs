@@ -97,7 +97,6 @@ pub fn lambda_execution_spaces(text: &str) -> Vec<Range<usize>> {
 pub fn typename_in_expressions(text: &str) -> Vec<Range<usize>> {
     const KEYWORD: &str = "typename";
     let b = text.as_bytes();
-    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
     for (i, _) in text.match_indices(KEYWORD) {
         let end = i + KEYWORD.len();
@@ -114,7 +113,6 @@ pub fn typename_in_expressions(text: &str) -> Vec<Range<usize>> {
 /// The end of a qualified name at `at` (`A::B`, `::A<int, 4>::template C`,
 /// with at least one `::`); None where none starts there.
 fn qualified_name_end(b: &[u8], mut at: usize) -> Option<usize> {
-    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut scopes = 0;
     loop {
         if b[at..].starts_with(b"::") {
@@ -141,6 +139,11 @@ fn qualified_name_end(b: &[u8], mut at: usize) -> Option<usize> {
         }
         at = next;
     }
+}
+
+/// Whether a byte can be part of an identifier.
+fn word_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 /// The `>` closing the `<` at `open`; a `>` inside brackets is a
