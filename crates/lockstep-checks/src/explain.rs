@@ -8,7 +8,7 @@ use lockstep_source::SourceDb;
 /// How a value is shown: its variable name, or its source text.
 pub fn show(db: &SourceDb, f: &Function, v: Value) -> String {
     let inst = f.inst(v);
-    if let Some(n) = inst.name.as_ref().filter(|n| !n.is_empty()) {
+    if let Some(n) = &inst.name {
         return format!("`{n}`");
     }
     let text = db.snippet(inst.span).split_whitespace().collect::<Vec<_>>().join(" ");

@@ -139,7 +139,9 @@ impl Ssa {
         }
         let op = if self.too_large { Op::Undef } else { Op::Phi(Vec::new()) };
         let phi = f.add_inst(op, self.var_type(var), span);
-        f.inst_mut(phi).name = Some(self.var_names[var.0 as usize].clone());
+        // A temporary (a short-circuit `&&`'s value) has no name to give.
+        let name = &self.var_names[var.0 as usize];
+        f.inst_mut(phi).name = (!name.is_empty()).then(|| name.clone());
         f.block_mut(block).insts.insert(0, phi);
         phi
     }

@@ -337,3 +337,16 @@ fn sub_group_width_attributes_fix_the_width_only_to_one_hardware_has() {
         assert_eq!(kernel(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn short_circuit_values_carry_no_empty_name() {
+    let m = lower(
+        Lang::Cuda,
+        "__global__ void k(const bool* m, float* out, int w) {\n bool inside = threadIdx.x < w;\n if (m != nullptr && inside && !m[0]) return;\n out[threadIdx.x] = 1.0f;\n}\n",
+        &Options::default(),
+    );
+    let f = &m.functions[0];
+    assert!(f.insts.iter().any(|i| matches!(i.op, Op::Phi(_))), "the `&&` chain joins its values in a phi");
+    assert!(f.insts.iter().all(|i| i.name.as_deref() != Some("")), "an unnamed temporary is shown by its source text, not as ``");
+    assert!(f.insts.iter().any(|i| i.name.as_deref() == Some("inside")));
+}
