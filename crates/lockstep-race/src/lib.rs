@@ -944,11 +944,13 @@ impl Ctx<'_> {
                             }
                         };
                         let wave_ordered = wave_barriers && follows(&ends) && !follows(&wave_ends);
-                        let unseen_sync = if unseen_calls.is_empty() || follows(&|v: Value| ends(v) || may_sync_unseen(f, v)) {
-                            None
-                        } else {
+                        // Only a call between the two accesses can order them: threads at
+                        // one instruction, or on two sides of a branch, meet before it.
+                        let unseen_sync = if !unseen_calls.is_empty() && follows(&ends) && !follows(&|v: Value| ends(v) || may_sync_unseen(f, v)) {
                             let pos = &self.pos;
-                            unseen_calls.iter().copied().find(|&c| reaches(f, self.cfg, pos, e.inst, c, &ends) && reaches(f, self.cfg, pos, c, l.inst, &ends)).or(unseen_calls.first().copied())
+                            unseen_calls.iter().copied().find(|&c| reaches(f, self.cfg, pos, e.inst, c, &ends) && reaches(f, self.cfg, pos, c, l.inst, &ends))
+                        } else {
+                            None
                         };
                         // Where nothing fixes the width, threads in different waves even
                         // when waves are as wide as hardware makes them are in different
