@@ -418,13 +418,14 @@ fn parse_isolating_errors(
     let mut skipped = Vec::new();
     let (mut text, mut map) = without_host_bodies(lang, text, map);
     let grammar = lang.c_family().1;
-    let mut last: Option<(lockstep_syntax::Tree, String)> = None;
+    // The tree of the text before the last blanking, reused where it did not change.
+    let parse_after = |last: Option<(lockstep_syntax::Tree, String)>, text: &str| match last {
+        Some((old, old_text)) => lockstep_syntax::reparse(grammar, old, &old_text, text),
+        None => lockstep_syntax::parse(grammar, text),
+    };
+    let mut last = None;
     for _ in 0..16 {
-        let tree = match last.take() {
-            Some((old, old_text)) => lockstep_syntax::reparse(grammar, old, &old_text, &text),
-            None => lockstep_syntax::parse(grammar, &text),
-        };
-        let Some(tree) = tree else { return (text, map, None, skipped) };
+        let Some(tree) = parse_after(last.take(), &text) else { return (text, map, None, skipped) };
         let root = tree.root_node();
         if !root.has_error() {
             return (text, map, Some(tree), skipped);
@@ -450,10 +451,7 @@ fn parse_isolating_errors(
         (text, map) = without_host_bodies(lang, text, map);
         last = Some((tree, old_text));
     }
-    let tree = match last {
-        Some((old, old_text)) => lockstep_syntax::reparse(grammar, old, &old_text, &text),
-        None => lockstep_syntax::parse(grammar, &text),
-    };
+    let tree = parse_after(last, &text);
     (text, map, tree, skipped)
 }
 

@@ -209,6 +209,23 @@ impl<'t> NodeFields<'t> for Node<'t> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_reparse_after_blanking_gives_the_tree_of_a_fresh_parse() {
+        let text = "__global__ void a(int* p) { p[0] = 1; }\nvoid broken( { int x = ;\n__global__ void b(int* p) { p[1] = 2; }\n";
+        let old = parse(Grammar::Cuda, text).unwrap();
+        assert!(old.root_node().has_error());
+        let (lo, hi) = (text.find("void broken").unwrap(), text.find("__global__ void b").unwrap());
+        let blanked: String = text.char_indices().map(|(i, c)| if (lo..hi).contains(&i) && c != '\n' { ' ' } else { c }).collect();
+        let again = reparse(Grammar::Cuda, old, text, &blanked).unwrap();
+        let fresh = parse(Grammar::Cuda, &blanked).unwrap();
+        assert!(!again.root_node().has_error());
+        assert_eq!(again.root_node().to_sexp(), fresh.root_node().to_sexp());
+        // A change of length is parsed afresh.
+        let shorter = blanked.replacen("p[1]", "p", 1);
+        let again = reparse(Grammar::Cuda, fresh, &blanked, &shorter).unwrap();
+        assert_eq!(again.root_node().to_sexp(), parse(Grammar::Cuda, &shorter).unwrap().root_node().to_sexp());
+    }
+
     /// Every node of the tree, errors included, in pre-order.
     fn walk(tree: &Tree) -> Vec<Node<'_>> {
         let mut nodes = Vec::new();
