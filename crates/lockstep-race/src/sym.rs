@@ -1030,8 +1030,9 @@ impl Build<'_> {
                 None => {
                     let hi = if ax % 3 == 2 { 64 } else { q.k.max_threads as i128 };
                     let hi = q.k.axis_limits[ax as usize % 3].map_or(hi, |limit| hi.min(limit as i128));
-                    // The width a flat id is written for is the extent, when it fits.
-                    let lo = q.k.axis_widths[ax as usize % 3].map_or(1, |w| w as i128).min(hi);
+                    // The extent every launch gives is the extent; the width a
+                    // flat id is written for is, when it fits.
+                    let lo = q.k.launched[ax as usize % 3].or(q.k.axis_widths[ax as usize % 3]).map_or(1, |w| w as i128).min(hi);
                     Lin::var(self.var(Key::BlockDim(ax % 3), lo, hi))
                 }
             },
@@ -1496,6 +1497,7 @@ impl Build<'_> {
         }
         for ax in 0..3u8 {
             self.group_count_from_argument(ax);
+            self.group_extent_from_argument(ax);
             if let Some(&bd) = self.keys.get(&Key::BlockDim(ax)) {
                 for s in 0..2 {
                     if let Some(&t) = self.keys.get(&Key::Tid(s, ax)) {
@@ -1535,6 +1537,26 @@ impl Build<'_> {
             let dividend = Lin::var(arg).plus(count.add as i128);
             self.p.at_most(&groups, &dividend);
             self.p.at_most(&dividend, &groups.plus(count.div as i128 - 1));
+        }
+    }
+
+    /// Where every launch makes the group's extent along `ax` a kernel
+    /// argument (`dim3 block(n / 8)` with `n / 8` passed on), the extent
+    /// the question reads is that argument, and the thread ids are below it.
+    fn group_extent_from_argument(&mut self, ax: u8) {
+        let f = self.q.k.f;
+        let Some(param) = f.entry.as_ref().and_then(|e| e.group_extent_params[ax as usize]) else { return };
+        let arguments: Vec<Var> = self.keys.iter().filter(|(key, _)| matches!(key, Key::Leaf(_, v) if f.inst(*v).op == Op::Param(param))).map(|(_, &var)| var).collect();
+        let extent = self.keys.get(&Key::BlockDim(ax)).copied();
+        let ids: Vec<Var> = (0..2).filter_map(|s| self.keys.get(&Key::Tid(s, ax)).copied()).collect();
+        for arg in arguments {
+            self.p.tied.push(arg);
+            if let Some(extent) = extent {
+                self.p.equal(&Lin::var(arg), &Lin::var(extent));
+            }
+            for &t in &ids {
+                self.p.at_most(&Lin::var(t).plus(1), &Lin::var(arg));
+            }
         }
     }
 

@@ -707,15 +707,32 @@ impl<'t> Eval<'_, 't> {
     }
 
     /// Per axis of the launch's group, the kernel argument that is the same
-    /// unchanged variable the extent is made of.
+    /// unchanged variable the extent is made of, or the same arithmetic on
+    /// unchanged variables (`dim3 block(n / 8, 16)` and `k<<<…>>>(n / 8)`).
     fn group_args(&self, site: &Site) -> [Option<u32>; 3] {
         let passed = self.passed_variables(site);
+        let args = site.args.clone().and_then(|r| self.s.split(r)).unwrap_or_default();
         let parts = self.component_parts(site.block.clone(), 0);
         std::array::from_fn(|ax| {
-            let word = self.s.single_name(parts.get(ax)?)?;
-            let position = passed.iter().position(|&p| p == Some(word))?;
+            let part = parts.get(ax)?;
+            let position = match self.s.single_name(part) {
+                Some(word) => passed.iter().position(|&p| p == Some(word))?,
+                None => args.iter().position(|a| self.same_arithmetic(part, a))?,
+            };
             u32::try_from(position).ok()
         })
+    }
+
+    /// Whether two token ranges spell the same arithmetic on numbers and
+    /// variables the function around never changes: then they are one value.
+    fn same_arithmetic(&self, a: &Range<usize>, b: &Range<usize>) -> bool {
+        let s = self.s;
+        let arithmetic = |i: usize| match s.toks[i].kind {
+            Kind::Number => true,
+            Kind::Ident => !s.is(i + 1, "(") && self.unchanged(s.str(i)),
+            _ => matches!(s.str(i), "+" | "-" | "*" | "/" | "%" | "<" | ">" | "&" | "|" | "^" | "(" | ")"),
+        };
+        !a.is_empty() && a.len() == b.len() && a.clone().zip(b.clone()).all(|(i, j)| s.str(i) == s.str(j)) && a.clone().all(arithmetic)
     }
 
     /// Per axis of the launch's grid, how its group count follows from a
@@ -1212,6 +1229,24 @@ mod grid_count_tests {
         let counts: Vec<_> = kernel_launches(text).iter().map(|l| l.grid_args).collect();
         let c = |arg, add, div| Some(GroupCount { arg, add, div });
         assert_eq!(counts, [[c(1, 0, 16), c(2, 15, 16), None], [c(1, 0, 256), None, None], [c(2, 255, 256), None, None], [c(1, 0, 1), None, None], [None; 3], [None; 3]]);
+    }
+
+    #[test]
+    fn a_group_extent_written_as_an_argument_is_that_argument() {
+        let text = "void run(float* p, int n, int m) {
+  dim3 block(n / 8, 16);
+  k<<<1, block>>>(p, n / 8, m);
+  k<<<1, dim3(m * 2 + 1, n >> 1)>>>(p, n >> 1, m * 2 + 1);
+  k<<<1, dim3(n / 4)>>>(p, n / 8, f(n) / 4);
+  k<<<1, dim3(f(n))>>>(p, f(n));
+}
+void changed(float* p, int m) {
+  m += 1;
+  k<<<1, dim3(m / 4)>>>(p, m / 4);
+}
+";
+        let args: Vec<_> = kernel_launches(text).iter().map(|l| l.group_args).collect();
+        assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3]]);
     }
 
     #[test]
