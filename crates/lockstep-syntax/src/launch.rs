@@ -474,8 +474,9 @@ struct Names<'t> {
     /// The mentions of each name that declare a variable (`int k = …`,
     /// a parameter `int k)`), in text order.
     variables: FxHashMap<&'t str, Vec<usize>>,
-    /// Whether a function body (by its `{`) never changes a name.
-    unchanged: std::cell::RefCell<FxHashMap<(usize, &'t str), bool>>,
+    /// Per function body (by its `{`) and name, where the body last changes
+    /// the name (`usize::MAX` where it declares it twice); none where never.
+    last_change: std::cell::RefCell<FxHashMap<(usize, &'t str), Option<usize>>>,
 }
 
 impl<'t> Names<'t> {
@@ -497,7 +498,7 @@ impl<'t> Names<'t> {
         for site in sites {
             in_config[site.config.clone()].iter_mut().for_each(|c| *c = true);
         }
-        Names { declarations, mentions, in_config, variables, unchanged: Default::default() }
+        Names { declarations, mentions, in_config, variables, last_change: Default::default() }
     }
 
     /// Whether the name at `i` is a variable declared in a scope around it
@@ -654,17 +655,30 @@ impl<'t> Eval<'_, 't> {
     /// Whether the function around the launch never changes `word`: then
     /// every mention of it there is one value.
     fn unchanged(&self, word: &'t str) -> bool {
+        self.settled(word, 0)
+    }
+
+    /// Whether the function around the launch changes `word` only before
+    /// the token `from`: every mention of it from there on is one value
+    /// (`n >>= 3; dim3 block(n / 4); k<<<1, block>>>(n / 4)`). A change
+    /// after `from` in the text is after it in time too, even in a loop
+    /// around both: `from` is then reached again after it.
+    fn settled(&self, word: &'t str, from: usize) -> bool {
         let s = self.s;
         let Some(body) = s.body_of[self.at] else { return false };
         let Some(close) = s.close[body] else { return false };
-        *self.names.unchanged.borrow_mut().entry((body, word)).or_insert_with(|| {
+        let last = *self.names.last_change.borrow_mut().entry((body, word)).or_insert_with(|| {
             let member = |j: usize| j > 0 && matches!(s.str(j - 1), "." | ">");
             // One declaration at the body's own level gives the one value for
             // the rest of it; one in a nested block may be another variable.
             let mentions = self.names.mentions_in(word, body..close);
             let declared = |j: usize| s.brace_of[j] == Some(body) && s.declaration_words(j).is_some();
-            mentions.iter().filter(|&&j| declared(j)).count() <= 1 && mentions.iter().all(|&j| member(j) || declared(j) || !s.written(j))
-        })
+            if mentions.iter().filter(|&&j| declared(j)).count() > 1 {
+                return Some(usize::MAX);
+            }
+            mentions.iter().rev().copied().find(|&j| !member(j) && !declared(j) && s.written(j))
+        });
+        last.is_none_or(|j| j < from)
     }
 
     /// The `case` label's value tokens the launch runs under when it sits
@@ -700,23 +714,25 @@ impl<'t> Eval<'_, 't> {
     }
 
     /// Per kernel argument of the launch, the variable it is when that is
-    /// one name the function around never changes and no `case` label fixes.
-    fn passed_variables(&self, site: &Site) -> Vec<Option<&'t str>> {
+    /// one name the function around does not change from the token `from`
+    /// on (where the launch's shape or condition reads it) and no `case`
+    /// label fixes.
+    fn passed_variables(&self, site: &Site, from: usize) -> Vec<Option<&'t str>> {
         let args = site.args.clone().and_then(|r| self.s.split(r)).unwrap_or_default();
-        args.iter().map(|a| self.s.single_name(a).filter(|&w| self.unchanged(w) && self.case_value(w, 0).is_none())).collect()
+        args.iter().map(|a| self.s.single_name(a).filter(|&w| self.settled(w, from) && self.case_value(w, 0).is_none())).collect()
     }
 
     /// Per axis of the launch's group, the kernel argument that is the same
-    /// unchanged variable the extent is made of, or the same arithmetic on
-    /// unchanged variables (`dim3 block(n / 8, 16)` and `k<<<…>>>(n / 8)`).
+    /// variable the extent is made of, or the same arithmetic on variables
+    /// (`dim3 block(n / 8, 16)` and `k<<<…>>>(n / 8)`), none of them
+    /// changed after the extent is written.
     fn group_args(&self, site: &Site) -> [Option<u32>; 3] {
-        let passed = self.passed_variables(site);
         let args = site.args.clone().and_then(|r| self.s.split(r)).unwrap_or_default();
         let parts = self.component_parts(site.block.clone(), 0);
         std::array::from_fn(|ax| {
             let part = parts.get(ax)?;
             let position = match self.s.single_name(part) {
-                Some(word) => passed.iter().position(|&p| p == Some(word))?,
+                Some(word) => self.passed_variables(site, part.start.min(site.start)).iter().position(|&p| p == Some(word))?,
                 None => args.iter().position(|a| self.same_arithmetic(part, a))?,
             };
             u32::try_from(position).ok()
@@ -724,30 +740,32 @@ impl<'t> Eval<'_, 't> {
     }
 
     /// Whether two token ranges spell the same arithmetic on numbers and
-    /// variables the function around never changes: then they are one value.
+    /// variables the function around does not change from the first on:
+    /// then they are one value.
     fn same_arithmetic(&self, a: &Range<usize>, b: &Range<usize>) -> bool {
         let s = self.s;
+        let from = a.start.min(b.start);
         let arithmetic = |i: usize| match s.toks[i].kind {
             Kind::Number => true,
-            Kind::Ident => !s.is(i + 1, "(") && self.unchanged(s.str(i)),
+            Kind::Ident => !s.is(i + 1, "(") && self.settled(s.str(i), from),
             _ => matches!(s.str(i), "+" | "-" | "*" | "/" | "%" | "<" | ">" | "&" | "|" | "^" | "(" | ")"),
         };
         !a.is_empty() && a.len() == b.len() && a.clone().zip(b.clone()).all(|(i, j)| s.str(i) == s.str(j)) && a.clone().all(arithmetic)
     }
 
     /// Per axis of the launch's grid, how its group count follows from a
-    /// kernel argument: `n`, `n / 16` or `(n + 15) / 16` with `n` an
-    /// unchanged variable also passed to the kernel (directly or through
-    /// one `int blocks = …;`).
+    /// kernel argument: `n`, `n / 16` or `(n + 15) / 16` with `n` a
+    /// variable also passed to the kernel (directly or through one `int
+    /// blocks = …;`), not changed after the count is written.
     fn grid_args(&self, site: &Site) -> [Option<GroupCount>; 3] {
-        let passed = self.passed_variables(site);
         let parts = self.component_parts(site.grid.clone(), 0);
         std::array::from_fn(|ax| {
             let mut part = parts.get(ax)?.clone();
-            if self.s.single_name(&part).is_some_and(|w| !passed.contains(&Some(w))) {
+            if self.s.single_name(&part).is_some_and(|w| !self.passed_variables(site, part.start.min(site.start)).contains(&Some(w))) {
                 part = self.declaration(part.start).and_then(|(decl, _)| self.initializer(decl))?;
             }
             let part = self.without_parentheses(part);
+            let passed = self.passed_variables(site, part.start.min(site.start));
             passed.iter().enumerate().find_map(|(position, &word)| {
                 let (add, div) = self.quotient_of(part.clone(), word?)?;
                 Some(GroupCount { arg: u32::try_from(position).ok()?, add, div })
@@ -761,7 +779,6 @@ impl<'t> Eval<'_, 't> {
     /// or constants. Other parts say nothing.
     fn arg_relations(&self, site: &Site) -> Vec<ArgRelation> {
         let s = self.s;
-        let passed = self.passed_variables(site);
         let mut out = Vec::new();
         // The token that ends each enclosing branch's condition: before the
         // launch itself (`if (c) k<<<…>>>()`) and before each `{` around it.
@@ -776,6 +793,7 @@ impl<'t> Eval<'_, 't> {
             if open == 0 || !s.is(open - 1, "if") {
                 continue;
             }
+            let passed = self.passed_variables(site, open);
             let mut part = open + 1;
             let mut i = open + 1;
             while i <= close {
@@ -1241,12 +1259,47 @@ mod grid_count_tests {
   k<<<1, dim3(f(n))>>>(p, f(n));
 }
 void changed(float* p, int m) {
+  dim3 block(m / 4);
   m += 1;
-  k<<<1, dim3(m / 4)>>>(p, m / 4);
+  k<<<1, block>>>(p, m / 4);
 }
 ";
         let args: Vec<_> = kernel_launches(text).iter().map(|l| l.group_args).collect();
         assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3]]);
+    }
+
+    #[test]
+    fn a_variable_changed_before_the_shape_is_written_still_ties_it() {
+        let text = "void run(float* p, int n, int m) {
+  n >>= 3;
+  dim3 block(n / 4, 16);
+  k<<<n / 16, block>>>(p, n / 4, n);
+  if (m == 64) { m >>= 1; k<<<1, 1>>>(p, m); }
+  dim3 g(m / 16);
+  m += 2;
+  k<<<g, 1>>>(p, m);
+}
+void other(float* p, int m) {
+  m /= 2;
+  if (m == 64) k<<<1, 1>>>(p, m);
+}
+void looped(float* p, int m) {
+  for (int i = 0; i < 4; i++) { k<<<m, 1>>>(p, m); m -= 1; }
+}
+";
+        let launches = kernel_launches(text);
+        let facts: Vec<_> = launches.iter().map(|l| (l.group_args[0], l.grid_args[0], l.arg_relations.clone())).collect();
+        let equal_64 = ArgRelation { lhs: Operand::Argument(1), cmp: Comparison::Equal, rhs: Operand::Constant(64) };
+        assert_eq!(
+            facts,
+            [
+                (Some(1), Some(GroupCount { arg: 2, add: 0, div: 16 }), vec![]),
+                (None, None, vec![]),
+                (None, None, vec![]),
+                (None, None, vec![equal_64]),
+                (None, None, vec![]),
+            ]
+        );
     }
 
     #[test]
