@@ -477,6 +477,8 @@ struct Names<'t> {
     /// Per function body (by its `{`) and name, where the body last changes
     /// the name (`usize::MAX` where it declares it twice); none where never.
     last_change: std::cell::RefCell<FxHashMap<(usize, &'t str), Option<usize>>>,
+    /// [`Names::checks_in`] by block.
+    checks: std::cell::RefCell<FxHashMap<usize, std::rc::Rc<Vec<Check>>>>,
 }
 
 impl<'t> Names<'t> {
@@ -498,7 +500,7 @@ impl<'t> Names<'t> {
         for site in sites {
             in_config[site.config.clone()].iter_mut().for_each(|c| *c = true);
         }
-        Names { declarations, mentions, in_config, variables, last_change: Default::default() }
+        Names { declarations, mentions, in_config, variables, last_change: Default::default(), checks: Default::default() }
     }
 
     /// Whether the name at `i` is a variable declared in a scope around it
@@ -512,6 +514,69 @@ impl<'t> Names<'t> {
     fn mentions_in(&self, word: &str, r: Range<usize>) -> &[usize] {
         let Some(all) = self.mentions.get(word) else { return &[] };
         &all[all.partition_point(|&j| j < r.start)..all.partition_point(|&j| j < r.end)]
+    }
+}
+
+/// A statement that makes sure of a condition for what follows it in its
+/// block: `assert(c)` (and the checks spelled like it), or `if (c) return;`
+/// (`negated`: what follows holds not `c`).
+struct Check {
+    /// The statement's first token.
+    at: usize,
+    /// The token after the statement.
+    end: usize,
+    condition: Range<usize>,
+    negated: bool,
+}
+
+/// Checks read per block before a launch, nearest first.
+const MAX_CHECKS: usize = 16;
+
+impl<'t> Names<'t> {
+    /// The checks at the top level of the block opened at `open`, in text
+    /// order; none in a `switch` body, whose `case` labels jump past them.
+    fn checks_in(&self, s: &Scanner<'t>, open: usize) -> std::rc::Rc<Vec<Check>> {
+        self.checks.borrow_mut().entry(open).or_insert_with(|| std::rc::Rc::new(Names::find_checks(s, open))).clone()
+    }
+
+    fn find_checks(s: &Scanner<'t>, open: usize) -> Vec<Check> {
+        const CHECKS: &[&str] = &["assert", "TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "AT_ASSERTM", "AT_ASSERT", "CHECK", "DCHECK"];
+        let boundary = |i: usize| i == 0 || matches!(s.str(i - 1), ";" | "{" | "}");
+        let leaves = |i: usize| matches!(s.str(i), "return" | "throw");
+        let header = open.checked_sub(1).filter(|&c| s.is(c, ")")).and_then(|c| (0..c).rev().find(|&j| s.close[j] == Some(c)));
+        if header.is_some_and(|j| j > 0 && s.is(j - 1, "switch")) {
+            return Vec::new();
+        }
+        let Some(block_end) = s.close[open] else { return Vec::new() };
+        let mut out = Vec::new();
+        let mut i = open + 1;
+        while i < block_end {
+            if boundary(i) && s.is(i + 1, "(") {
+                let Some(close) = s.close[i + 1] else { break };
+                let condition = i + 2..close;
+                if CHECKS.contains(&s.str(i)) {
+                    let first = s.split(condition.clone()).and_then(|parts| parts.into_iter().next()).unwrap_or(condition);
+                    out.push(Check { at: i, end: close + 1, condition: first, negated: false });
+                } else if s.is(i, "if") {
+                    // The branch taken when the condition holds: it leaves, and no `else` follows.
+                    let then = close + 1;
+                    let (exits, after) = if s.is(then, "{") {
+                        let end = s.close[then].unwrap_or(block_end);
+                        let last = (then + 1..end).rev().skip(1).find(|&j| matches!(s.str(j), ";" | "{" | "}")).map_or(then + 1, |j| j + 1);
+                        (s.brace_of[last] == Some(then) && leaves(last), end + 1)
+                    } else {
+                        let end = (then..block_end).find(|&j| s.is(j, ";") && s.brace_of[j] == Some(open));
+                        (leaves(then) && end.is_some(), end.map_or(block_end, |e| e + 1))
+                    };
+                    if exits && !s.is(after, "else") {
+                        out.push(Check { at: i, end: after, condition, negated: true });
+                    }
+                }
+            }
+            let Some(next) = s.skip(i) else { break };
+            i = next;
+        }
+        out
     }
 }
 
@@ -794,25 +859,60 @@ impl<'t> Eval<'_, 't> {
                 continue;
             }
             let passed = self.passed_variables(site, open);
-            let mut part = open + 1;
-            let mut i = open + 1;
-            while i <= close {
-                let and = s.is(i, "&") && s.is(i + 1, "&") && s.toks[i].end == s.toks[i + 1].start;
-                if i == close || and {
-                    out.extend(self.relation(part..i, &passed));
-                    part = i + 2;
-                    i += 2;
-                } else {
-                    let Some(next) = s.skip(i) else { break };
-                    i = next;
-                }
+            out.extend(self.logical_parts(open + 1..close, "&").into_iter().filter_map(|part| self.relation(part, &passed, false)));
+        }
+        out.extend(self.checks_before(site));
+        out
+    }
+
+    /// What the statements before the launch in the blocks around it make
+    /// sure of (see [`Names::checks_in`]), nearest first, at most
+    /// [`MAX_CHECKS`] per block.
+    fn checks_before(&self, site: &Site) -> Vec<ArgRelation> {
+        let s = self.s;
+        let mut out = Vec::new();
+        let mut until = site.start;
+        let mut brace = s.enclosing_brace(site.start);
+        while let Some(open) = brace.filter(|_| s.body_of[site.start].is_some()) {
+            let checks = self.names.checks_in(s, open);
+            let before = &checks[..checks.partition_point(|c| c.end <= until)];
+            for check in before.iter().rev().take(MAX_CHECKS) {
+                let passed = self.passed_variables(site, check.at);
+                let op = if check.negated { "|" } else { "&" };
+                out.extend(self.logical_parts(check.condition.clone(), op).into_iter().filter_map(|part| self.relation(part, &passed, check.negated)));
             }
+            if Some(open) == s.body_of[site.start] {
+                break;
+            }
+            until = open;
+            brace = s.enclosing_brace(open);
         }
         out
     }
 
-    /// `a OP b` over the tokens `r`, with OP one of `==`, `<`, `<=`, `>`, `>=`.
-    fn relation(&self, r: Range<usize>, passed: &[Option<&'t str>]) -> Option<ArgRelation> {
+    /// The parts of a condition joined by `&&` (`op` "&") or `||` (`op` "|")
+    /// at its top level.
+    fn logical_parts(&self, r: Range<usize>, op: &str) -> Vec<Range<usize>> {
+        let s = self.s;
+        let mut parts = Vec::new();
+        let (mut part, mut i) = (r.start, r.start);
+        while i <= r.end {
+            let joined = s.is(i, op) && s.is(i + 1, op) && s.toks[i].end == s.toks[i + 1].start;
+            if i == r.end || joined {
+                parts.push(part..i);
+                part = i + 2;
+                i += 2;
+            } else {
+                let Some(next) = s.skip(i) else { break };
+                i = next;
+            }
+        }
+        parts
+    }
+
+    /// `a OP b` over the tokens `r`, with OP one of `==`, `!=`, `<`, `<=`,
+    /// `>`, `>=`; or, `negated`, what its being false says.
+    fn relation(&self, r: Range<usize>, passed: &[Option<&'t str>], negated: bool) -> Option<ArgRelation> {
         let s = self.s;
         let r = self.without_parentheses(r);
         let glued = |i: usize| s.toks.get(i + 1).is_some_and(|t| s.toks[i].end == t.start);
@@ -826,6 +926,7 @@ impl<'t> Eval<'_, 't> {
             i = s.skip(i)?;
         }
         let mut i = r.start;
+        // The comparison, `None` for `!=`.
         let (at, len, cmp, swapped) = loop {
             if i >= r.end {
                 return None;
@@ -834,13 +935,22 @@ impl<'t> Eval<'_, 't> {
             // Half of `<<` or `>>`.
             let shift = |c: &str| next_is(c) || (i > r.start && s.is(i - 1, c));
             match s.str(i) {
-                "=" if next_is("=") => break (i, 2, Comparison::Equal, false),
-                "<" if next_is("=") => break (i, 2, Comparison::AtMost, false),
-                ">" if next_is("=") => break (i, 2, Comparison::AtMost, true),
-                "<" if !shift("<") => break (i, 1, Comparison::Below, false),
-                ">" if !shift(">") => break (i, 1, Comparison::Below, true),
+                "=" if next_is("=") => break (i, 2, Some(Comparison::Equal), false),
+                "!" if next_is("=") => break (i, 2, None, false),
+                "<" if next_is("=") => break (i, 2, Some(Comparison::AtMost), false),
+                ">" if next_is("=") => break (i, 2, Some(Comparison::AtMost), true),
+                "<" if !shift("<") => break (i, 1, Some(Comparison::Below), false),
+                ">" if !shift(">") => break (i, 1, Some(Comparison::Below), true),
                 _ => i = s.skip(i)?,
             }
+        };
+        // Not `a <= b` is `b < a`; not `a < b` is `b <= a`.
+        let (cmp, swapped) = match (negated, cmp) {
+            (false, cmp) => (cmp?, swapped),
+            (true, None) => (Comparison::Equal, swapped),
+            (true, Some(Comparison::Equal)) => return None,
+            (true, Some(Comparison::AtMost)) => (Comparison::Below, !swapped),
+            (true, Some(Comparison::Below)) => (Comparison::AtMost, !swapped),
         };
         let lhs = self.operand(r.start..at, passed)?;
         let rhs = self.operand(at + len..r.end, passed)?;
@@ -1298,6 +1408,55 @@ void looped(float* p, int m) {
                 (None, None, vec![]),
                 (None, None, vec![equal_64]),
                 (None, None, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn checks_and_early_returns_before_a_launch_relate_its_arguments() {
+        let text = "void run(float* p, int c, int h, int n) {
+  assert(n <= 1024 && c > 0);
+  TORCH_CHECK(c / h == 64, \"heads\");
+  if (n != 256 || h < 2) return;
+  if (c > n) { log(c); throw bad(c); }
+  if (h == 3) return;
+  {
+    if (c >= 4096) return;
+    k<<<1, 1>>>(p, c, h, n);
+  }
+}
+void others(float* p, int c, int h, int n) {
+  if (n > 32) return; else c = 1;
+  if (h < 4) { return; } else { h = 4; }
+  if (n > 64) { if (c) return; }
+  if (n > 16) foo();
+  switch (h) { case 1: if (n > 2) return; case 2: k<<<1, 1>>>(p, c, h, n); }
+  k<<<1, 1>>>(p, c, h, n);
+}
+void later(float* p, int n) {
+  if (n > 8) return;
+  n += 1;
+  k<<<1, 1>>>(p, n);
+}
+";
+        let relations: Vec<_> = kernel_launches(text).into_iter().map(|l| l.arg_relations).collect();
+        let rel = |lhs, cmp, rhs| ArgRelation { lhs, cmp, rhs };
+        use {Comparison::*, Operand::*};
+        assert_eq!(
+            relations,
+            [
+                vec![
+                    rel(Argument(1), Below, Constant(4096)),
+                    rel(Argument(1), AtMost, Argument(3)),
+                    rel(Argument(3), Equal, Constant(256)),
+                    rel(Constant(2), AtMost, Argument(2)),
+                    rel(Quotient(1, 2), Equal, Constant(64)),
+                    rel(Argument(3), AtMost, Constant(1024)),
+                    rel(Constant(0), Below, Argument(1)),
+                ],
+                vec![],
+                vec![],
+                vec![],
             ]
         );
     }
