@@ -812,7 +812,8 @@ impl<'t> Eval<'_, 't> {
         let from = a.start.min(b.start);
         let arithmetic = |i: usize| match s.toks[i].kind {
             Kind::Number => true,
-            Kind::Ident => !s.is(i + 1, "(") && self.settled(s.str(i), from),
+            // A member (`p->n`, `p.n`) may change unseen: its writes name the member, not `p`.
+            Kind::Ident => !s.is(i + 1, "(") && !(i > 0 && matches!(s.str(i - 1), "." | ">")) && self.settled(s.str(i), from),
             _ => matches!(s.str(i), "+" | "-" | "*" | "/" | "%" | "<" | ">" | "&" | "|" | "^" | "(" | ")"),
         };
         !a.is_empty() && a.len() == b.len() && a.clone().zip(b.clone()).all(|(i, j)| s.str(i) == s.str(j)) && a.clone().all(arithmetic)
@@ -1367,6 +1368,7 @@ mod grid_count_tests {
   k<<<1, dim3(m * 2 + 1, n >> 1)>>>(p, n >> 1, m * 2 + 1);
   k<<<1, dim3(n / 4)>>>(p, n / 8, f(n) / 4);
   k<<<1, dim3(f(n))>>>(p, f(n));
+  k<<<1, dim3(q->n / 4)>>>(p, q->n / 4);
 }
 void changed(float* p, int m) {
   dim3 block(m / 4);
@@ -1375,7 +1377,7 @@ void changed(float* p, int m) {
 }
 ";
         let args: Vec<_> = kernel_launches(text).iter().map(|l| l.group_args).collect();
-        assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3]]);
+        assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3], [None; 3]]);
     }
 
     #[test]
