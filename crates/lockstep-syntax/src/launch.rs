@@ -813,7 +813,10 @@ impl<'t> Eval<'_, 't> {
         let arithmetic = |i: usize| match s.toks[i].kind {
             Kind::Number => true,
             // A member (`p->n`, `p.n`) may change unseen: its writes name the member, not `p`.
-            Kind::Ident => !s.is(i + 1, "(") && !(i > 0 && matches!(s.str(i - 1), "." | ">")) && self.settled(s.str(i), from),
+            Kind::Ident => {
+                let member = i > 0 && matches!(s.str(i - 1), "." | ">");
+                !s.is(i + 1, "(") && !member && self.settled(s.str(i), from)
+            }
             _ => matches!(s.str(i), "+" | "-" | "*" | "/" | "%" | "<" | ">" | "&" | "|" | "^" | "(" | ")"),
         };
         !a.is_empty() && a.len() == b.len() && a.clone().zip(b.clone()).all(|(i, j)| s.str(i) == s.str(j)) && a.clone().all(arithmetic)
