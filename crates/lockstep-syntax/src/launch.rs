@@ -247,6 +247,11 @@ impl<'t> Scanner<'t> {
         }
     }
 
+    /// The opening bracket the bracket at `close` closes.
+    fn opener(&self, close: usize) -> Option<usize> {
+        (0..close).rev().find(|&j| self.close[j] == Some(close))
+    }
+
     /// Splits a token range at its commas outside brackets; empty gives none.
     fn split(&self, r: Range<usize>) -> Option<Vec<Range<usize>>> {
         if r.is_empty() {
@@ -423,12 +428,17 @@ impl<'t> Scanner<'t> {
         let compound = matches!(self.str(next), "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^") && glued(next) && assignment(next + 1);
         let shift = matches!(self.str(next), "<" | ">") && self.is(next + 1, self.str(next)) && glued(next) && glued(next + 1) && assignment(next + 2);
         let step = |a: usize| matches!(self.str(a), "+" | "-") && self.is(a + 1, self.str(a)) && glued(a);
+        let stepped_before = j.checked_sub(2).is_some_and(step);
+        assignment(next) || compound || shift || step(next) || stepped_before || self.address_taken(j)
+    }
+
+    /// Whether the mention at `j` takes the variable's address (`&k`; `a && k`
+    /// and `a & k` do not): it may change through the pointer anywhere later.
+    fn address_taken(&self, j: usize) -> bool {
+        let glued = |a: usize| self.toks.get(a + 1).is_some_and(|t| self.toks[a].end == t.start);
         let before = |k: usize| j.checked_sub(k);
-        let stepped_before = before(2).is_some_and(step);
-        // `&k` takes the address; `a && k` and `a & k` do not.
         let logical_and = before(2).is_some_and(|b| self.is(b, "&") && glued(b));
-        let address = before(1).is_some_and(|a| self.is(a, "&")) && !logical_and && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"));
-        assignment(next) || compound || shift || step(next) || stepped_before || address
+        before(1).is_some_and(|a| self.is(a, "&")) && !logical_and && before(2).is_none_or(|b| !matches!(self.toks[b].kind, Kind::Ident | Kind::Number) && !matches!(self.str(b), ")" | "]"))
     }
 
     /// Whether the mention at `i` of a launched kernel may hand it to code
@@ -475,7 +485,8 @@ struct Names<'t> {
     /// a parameter `int k)`), in text order.
     variables: FxHashMap<&'t str, Vec<usize>>,
     /// Per function body (by its `{`) and name, where the body last changes
-    /// the name (`usize::MAX` where it declares it twice); none where never.
+    /// the name (`usize::MAX` where it declares it twice or takes its
+    /// address); none where never.
     last_change: std::cell::RefCell<FxHashMap<(usize, &'t str), Option<usize>>>,
     /// [`Names::checks_in`] by block.
     checks: std::cell::RefCell<FxHashMap<usize, std::rc::Rc<Vec<Check>>>>,
@@ -543,7 +554,7 @@ impl<'t> Names<'t> {
         const CHECKS: &[&str] = &["assert", "TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "AT_ASSERTM", "AT_ASSERT", "CHECK", "DCHECK"];
         let boundary = |i: usize| i == 0 || matches!(s.str(i - 1), ";" | "{" | "}");
         let leaves = |i: usize| matches!(s.str(i), "return" | "throw");
-        let header = open.checked_sub(1).filter(|&c| s.is(c, ")")).and_then(|c| (0..c).rev().find(|&j| s.close[j] == Some(c)));
+        let header = open.checked_sub(1).filter(|&c| s.is(c, ")")).and_then(|c| s.opener(c));
         if header.is_some_and(|j| j > 0 && s.is(j - 1, "switch")) {
             return Vec::new();
         }
@@ -738,7 +749,7 @@ impl<'t> Eval<'_, 't> {
             // the rest of it; one in a nested block may be another variable.
             let mentions = self.names.mentions_in(word, body..close);
             let declared = |j: usize| s.brace_of[j] == Some(body) && s.declaration_words(j).is_some();
-            if mentions.iter().filter(|&&j| declared(j)).count() > 1 {
+            if mentions.iter().filter(|&&j| declared(j)).count() > 1 || mentions.iter().any(|&j| !member(j) && s.address_taken(j)) {
                 return Some(usize::MAX);
             }
             mentions.iter().rev().copied().find(|&j| !member(j) && !declared(j) && s.written(j))
@@ -858,7 +869,7 @@ impl<'t> Eval<'_, 't> {
             brace = s.enclosing_brace(open);
         }
         for close in ends.into_iter().flatten().filter(|&c| s.is(c, ")")) {
-            let Some(open) = (0..close).rev().find(|&j| s.close[j] == Some(close)) else { continue };
+            let Some(open) = s.opener(close) else { continue };
             if open == 0 || !s.is(open - 1, "if") {
                 continue;
             }
@@ -1378,9 +1389,15 @@ void changed(float* p, int m) {
   m += 1;
   k<<<1, block>>>(p, m / 4);
 }
+void aliased(float* p, int m) {
+  int* q = &m;
+  dim3 block(m / 4);
+  *q = 1;
+  k<<<1, block>>>(p, m / 4);
+}
 ";
         let args: Vec<_> = kernel_launches(text).iter().map(|l| l.group_args).collect();
-        assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3], [None; 3]]);
+        assert_eq!(args, [[Some(1), None, None], [Some(2), Some(1), None], [None; 3], [None; 3], [None; 3], [None; 3], [None; 3]]);
     }
 
     #[test]
@@ -1464,6 +1481,22 @@ void later(float* p, int n) {
                 vec![],
             ]
         );
+    }
+
+    #[test]
+    fn malformed_checks_before_a_launch_say_nothing() {
+        for text in [
+            "void f(int n) { if (n > 2) { return; k<<<1, 1>>>(p, n); }",
+            "void f(int n) { if (n > 2 return; k<<<1, 1>>>(p, n); }",
+            "void f(int n) { if (n > 2) return k<<<1, 1>>>(p, n); }",
+            "void f(int n) { assert(; k<<<1, 1>>>(p, n); }",
+            "void f(int n) { assert(n <); if () return; if (n != ) { throw; } k<<<1, 1>>>(p, n); }",
+            "void f(int n) { if (n > 2) {} k<<<1, 1>>>(p, n); }",
+            "void f(int n) { TORCH_CHECK(, n > 2); if (n) return; k<<<1, 1>>>(p, n); }",
+        ] {
+            let relations: Vec<_> = kernel_launches(text).into_iter().flat_map(|l| l.arg_relations).collect();
+            assert_eq!(relations, [], "{text}");
+        }
     }
 
     #[test]
